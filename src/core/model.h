@@ -1,0 +1,124 @@
+// The campaign's data model: nodes of the tree, measurement samples, profiles, events.
+//
+// These are plain values shared by core, the store and the views. A node's state is
+// (git commit, environment overlay); a child is always evaluated on its parent's state plus
+// its own action. Outcomes of candidates (a failed build, a crash, a regression) are data here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace arbor {
+
+using NodeId = int64_t;
+inline constexpr NodeId kNoNode = 0;
+inline constexpr NodeId kRootId = 1;
+
+enum class Outcome {
+  kPending,   // created, not yet dispatched
+  kRunning,   // in flight; `step` says where
+  kBaseline,  // the root: the profiled baseline
+  kKept,      // improved and passed every gate: the new incumbent
+  kReverted,  // ran, but regressed or failed a gate
+  kCrashed,   // build, run or benchmark died
+  kPruned,    // never run: excluded by a rule (reason in diagnosis)
+  kSkipped,   // never run: nobody could implement it (e.g. no specialist backend)
+};
+std::string_view OutcomeName(Outcome o);
+std::optional<Outcome> ParseOutcome(std::string_view s);
+bool IsFinished(Outcome o);  // not pending, not running
+
+// Where a running node is. Steps only move forward; resume continues from the recorded step.
+enum class Step { kNone, kApply, kBuild, kCheck, kBench, kProfile, kDecide, kDone };
+std::string_view StepName(Step s);
+std::optional<Step> ParseStep(std::string_view s);
+
+// Environment overlay: final values of the variables a node sets on top of the baseline env.
+using EnvOverlay = std::map<std::string, std::string>;
+
+// The terms of h(a) at the moment a candidate was chosen, kept for explanation.
+struct ScoreTerms {
+  double g = 0;        // expected relative gain (Amdahl), fraction of end-to-end time
+  double c = 0;        // expected cost, seconds
+  double c_norm = 1;   // cost relative to the campaign's reference cost
+  double r_acc = 0;
+  double r_crash = 0;
+  double m_gap = 1;
+  double bonus = 0;    // UCB exploration term
+  double exploit = 0;  // the first term of h(a), before normalisation
+  double h = 0;        // final score
+};
+
+struct Node {
+  NodeId id = kNoNode;
+  NodeId parent = kNoNode;
+  std::string action_id;  // "baseline" for the root
+  std::string value;      // the expanded value for `values = [...]` actions, else ""
+  std::string category;
+  std::string layer;
+  Outcome outcome = Outcome::kPending;
+  Step step = Step::kNone;
+  int64_t seq = 0;             // dispatch order (0 = not dispatched)
+  std::string commit;          // git commit of this node's state (set once applied)
+  EnvOverlay overlay;          // full overlay of this node (parent's + own)
+  std::optional<double> metric;  // median of the node's samples
+  std::optional<double> gain;    // relative improvement over the parent, goal-aware (+ = better)
+  std::string diagnosis;         // why reverted/crashed/pruned/skipped; what the gate said
+  ScoreTerms score;
+  double created_s = 0;   // campaign clock, seconds
+  double finished_s = 0;
+  double cost_s = 0;      // wall time spent on the node (apply .. decide)
+  std::string summary;    // what the specialist did
+
+  // Key of the candidate this node ran: "id" or "id[value]".
+  std::string CandidateKey() const;
+};
+
+std::string CandidateKey(std::string_view action_id, std::string_view value);
+
+struct Sample {
+  NodeId node = kNoNode;
+  std::string arm = "self";  // which measurement series; the Critic adds more arms
+  int rep = 0;
+  double value = 0;
+  std::map<std::string, double> extra;  // guard metrics, work, accuracy
+};
+
+struct Component {
+  std::string name;
+  std::string layer;
+  double share = 0;  // fraction of end-to-end time
+};
+
+struct Profile {
+  double total_s = 0;
+  std::vector<Component> components;
+};
+
+// One line of the campaign's history, appended with the state change it describes.
+struct Event {
+  int64_t id = 0;  // assigned by the store
+  NodeId node = kNoNode;
+  std::string kind;     // proposed, vetoed, dispatched, built, checked, measured, kept, ...
+  std::string message;  // human-readable one-liner
+  std::string data;     // optional JSON object text with details
+  double t = 0;         // campaign clock, seconds
+};
+
+// Campaign-level facts persisted in the store (key/value).
+struct CampaignMeta {
+  std::string name;
+  unsigned long long seed = 0;
+  std::string spec_hash;
+  std::string state = "running";  // running | stopped | finished
+  std::string stop_reason;
+  double elapsed_s = 0;     // accumulated active time across runs
+  double explore_boost = 1;  // multiplier on C after plateaus
+  int64_t next_seq = 1;
+};
+
+}  // namespace arbor

@@ -1,0 +1,157 @@
+// Ports: every side effect the Orchestrator needs, as small interfaces.
+//
+// Core owns these interfaces; adapters (store/, exec/, specialists/, app/) implement them with
+// SQLite, processes and git, and tests/fakes implements them in memory. Nothing in core reads
+// the wall clock, the disk or the network except through a port.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/spec.h"
+#include "util/result.h"
+
+namespace arbor {
+
+// ---- Store: the campaign's durable state. Apply() is atomic: all of it or nothing. ----------
+struct Mutation {
+  std::vector<Node> nodes;      // upserts of whole rows, keyed by id
+  std::vector<Sample> samples;  // inserts; re-inserting (node, arm, rep) replaces
+  std::vector<std::pair<NodeId, Profile>> profiles;
+  std::vector<Event> events;    // appended; ids assigned by the store
+  std::optional<CampaignMeta> meta;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual Status Apply(const Mutation& m) = 0;
+  // The campaign meta, or nullopt for a new store.
+  virtual Result<std::optional<CampaignMeta>> LoadMeta() = 0;
+  virtual Result<std::vector<Node>> LoadNodes() = 0;  // ordered by id
+  virtual Result<std::vector<Sample>> LoadSamples(NodeId node) = 0;  // ordered by arm, rep
+  virtual Result<std::optional<Profile>> LoadProfile(NodeId node) = 0;
+  // Events with id > after_id (node == kNoNode: all nodes), oldest first, at most `limit`.
+  virtual Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) = 0;
+};
+
+// ---- Workspace: git state of nodes. --------------------------------------------------------
+class Workspace {
+ public:
+  virtual ~Workspace() = default;
+  // The commit the campaign starts from (the user's HEAD at the first run), creating the
+  // campaign branch at it when missing. Refuses a dirty workspace.
+  virtual Result<std::string> Open() = 0;
+  // A worktree for `node` checked out (detached) at `commit`; reuses an existing one at the
+  // same commit. Returns its absolute path.
+  virtual Result<std::string> Prepare(NodeId node, const std::string& commit) = 0;
+  // Writes `overlay` as arbor-best.env in the node's worktree and commits every change there
+  // (even if only that file changed). Returns the new commit. Idempotent when nothing changed
+  // since the last snapshot (returns HEAD).
+  virtual Result<std::string> Snapshot(NodeId node, const std::string& message,
+                                       const EnvOverlay& overlay) = 0;
+  // Points the campaign branch at `commit` (a descendant of its current tip). Idempotent.
+  virtual Status Promote(const std::string& commit) = 0;
+  // Removes the node's worktree if it exists. Idempotent.
+  virtual Status Release(NodeId node) = 0;
+};
+
+// ---- Target: the user's build / check / bench / profile commands. --------------------------
+struct RunContext {
+  NodeId node = kNoNode;
+  std::string worktree;
+  EnvOverlay env;        // baseline env + the node's overlay (the runner adds ARBOR_* vars)
+  int repetition = 0;
+  std::string label;     // "build", "check", "bench-3", ... names the run's log folder
+};
+
+enum class ExitKind { kOk, kFailed, kSignaled, kTimedOut, kSpawnError, kBadOutput };
+std::string_view ExitKindName(ExitKind k);
+
+struct StepResult {
+  ExitKind kind = ExitKind::kOk;
+  int exit_code = 0;
+  int signal = 0;
+  double duration_s = 0;
+  std::string detail;   // why it failed, one line ("exit code 2", "metric 'x' not found")
+  std::string tail;     // last lines of the command's output, for diagnoses
+  std::string log_dir;  // where stdout/stderr were captured
+  bool ok() const { return kind == ExitKind::kOk; }
+};
+
+struct Measurement {
+  StepResult step;
+  std::optional<double> value;          // the metric (bench) or accuracy (check), if any
+  std::map<std::string, double> extra;  // guard metrics, "work"
+};
+
+struct ProfileResult {
+  StepResult step;
+  std::optional<Profile> profile;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual StepResult Build(const RunContext& ctx) = 0;
+  virtual Measurement Check(const RunContext& ctx) = 0;
+  virtual Measurement Bench(const RunContext& ctx) = 0;
+  virtual ProfileResult Profile(const RunContext& ctx) = 0;
+};
+
+// ---- Specialist: implements one action in a worktree. ---------------------------------------
+struct Task {
+  NodeId node = kNoNode;
+  const ActionSpec* action = nullptr;
+  std::string value;          // for `values` actions
+  std::string worktree;
+  EnvOverlay parent_overlay;  // the parent's full overlay
+  EnvOverlay base_env;        // [target] env, for `append` onto a variable the parent never set
+};
+
+struct SpecialistResult {
+  enum class Status { kApplied, kFailed, kSkipped };
+  Status status = Status::kApplied;
+  EnvOverlay overlay;     // the node's full overlay after the action
+  std::string summary;    // what was done
+  std::string diagnosis;  // why it failed or was skipped
+  double duration_s = 0;
+};
+
+class Specialist {
+ public:
+  virtual ~Specialist() = default;
+  virtual SpecialistResult Implement(const Task& task) = 0;
+};
+
+// ---- Clock, progress ----------------------------------------------------------------------
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double Now() = 0;  // seconds, monotonic
+};
+
+struct Progress {
+  NodeId node = kNoNode;
+  std::string action;  // candidate key
+  Step step = Step::kNone;
+  std::optional<double> best;
+  double elapsed_s = 0;
+  int nodes_done = 0;
+  int max_nodes = 0;
+  double max_time_s = 0;
+};
+
+// Mirrors what happens for a live view (terminal status line, --events JSON lines).
+// The store is the record; a sink may drop anything.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void OnEvent(const Event& e) = 0;
+  virtual void OnProgress(const Progress& p) = 0;
+};
+
+}  // namespace arbor

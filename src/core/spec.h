@@ -1,0 +1,140 @@
+// CampaignSpec: the typed form of a campaign file (arbor.toml), as produced by config/.
+//
+// Core reads only this struct; it never sees TOML. Every field has the default that the
+// campaign file reference (docs/campaign-file.md) documents. Paths are absolute once the
+// config loader has resolved them relative to the campaign file.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace arbor {
+
+// Where a metric is read from in a command's stdout (or $ARBOR_OUT/metrics.json).
+struct MetricSource {
+  enum class Kind { kJson, kRegex };
+  Kind kind = Kind::kJson;
+  std::string expr;  // "throughput.tok_per_s" for kJson; the pattern for kRegex (group 1)
+  std::string text;  // as written: "json:throughput.tok_per_s"
+};
+
+enum class Goal { kMax, kMin };
+
+struct Guard {  // a secondary metric that must hold (SLA / Pareto)
+  std::string name;
+  MetricSource source;
+  std::optional<double> min;
+  std::optional<double> max;
+};
+
+struct TargetSpec {
+  std::string build;  // each may be empty: the step is then skipped
+  std::string check;
+  std::string bench;
+  std::string profile;
+  double timeout_s = 600;
+  double build_timeout_s = 600;
+  double check_timeout_s = 600;
+  double bench_timeout_s = 600;
+  double profile_timeout_s = 600;
+  std::optional<double> memory_limit_mb;    // address-space limit per command
+  std::optional<double> cpu_limit_s;        // CPU-time limit per command
+  double output_limit_mb = 16;              // per stream; beyond it output is truncated
+  std::map<std::string, std::string> env;   // baseline environment
+};
+
+struct MetricSpec {
+  std::string name = "metric";
+  Goal goal = Goal::kMax;
+  MetricSource source;
+  std::optional<double> target;
+  int repetitions = 5;
+  std::optional<MetricSource> work;
+  std::vector<Guard> guards;
+};
+
+struct AccuracySpec {
+  std::optional<MetricSource> source;
+  double max_drop = 0.01;
+};
+
+enum class Formula { kPaper, kSeedLiteral };
+
+struct SearchSpec {
+  int max_nodes = 60;
+  double max_time_s = 7200;
+  Formula formula = Formula::kPaper;
+  double explore = 0.6;     // C in h(a)
+  int plateau = 6;          // consecutive non-kept nodes
+  int parallel = 1;
+  double min_gain = 0.002;  // candidates whose expected gain g(a) is below this are not tried
+};
+
+struct CriticSpec {
+  double min_effect = 0.01;
+  double alpha = 0.05;
+  double max_cv = 0.05;
+  int circuit_breaker = 5;
+};
+
+struct KbSpec {
+  std::string path;  // empty: default location
+  std::string workload;
+};
+
+struct SpecialistSpec {
+  std::string domain;
+  std::string backend = "builtin";  // builtin | command | llm
+  std::string command;
+  std::string model;
+  std::string base_url;
+  std::string api_key_env;
+};
+
+// How an action changes the node's state. Exactly one kind is set.
+struct ApplySpec {
+  enum class Kind { kEnv, kAppend, kPatch, kRun, kAgent };
+  Kind kind = Kind::kEnv;
+  std::map<std::string, std::string> env;     // kEnv: set variables
+  std::map<std::string, std::string> append;  // kAppend: append to variables
+  std::string patch;                          // kPatch: absolute path of a unified diff
+  std::string run;                            // kRun: shell command run in the worktree
+  std::string agent;                          // kAgent: specialist domain
+  std::string goal;                           // kAgent: what to achieve
+};
+
+struct ActionSpec {
+  std::string id;
+  std::string layer;
+  std::string category;
+  std::string describe;
+  std::vector<std::string> targets;  // profile component globs; empty = whole program
+  double speedup = 1.1;              // prior speedup on its targets
+  double cost_s = 60;                // prior wall-clock cost
+  double risk_accuracy = 0.0;
+  double risk_crash = 0.0;
+  std::vector<std::string> requires_;  // action ids kept on the path first
+  std::vector<std::string> conflicts;  // action ids that may not be on the path
+  ApplySpec apply;
+  std::vector<std::string> values;     // one candidate per value; "{value}" substituted
+  int line = 0;                        // where it was declared, for messages
+};
+
+struct CampaignSpec {
+  std::string file;       // absolute path of the campaign file
+  std::string name;
+  std::string workspace;  // absolute path of the git repository
+  unsigned long long seed = 1;
+  TargetSpec target;
+  MetricSpec metric;
+  AccuracySpec accuracy;
+  SearchSpec search;
+  CriticSpec critic;
+  KbSpec kb;
+  std::map<std::string, SpecialistSpec> specialists;  // by domain
+  std::vector<ActionSpec> actions;
+};
+
+}  // namespace arbor

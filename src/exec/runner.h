@@ -1,0 +1,68 @@
+// Runner: runs one shell command as a real process, isolated and bounded.
+//
+// Promises: the command runs in its own process group (setsid) under `/bin/sh -c`, with
+// exactly the given environment (nothing inherited unless passed), stdin from /dev/null,
+// stdout and stderr captured to files (each truncated at output_limit_bytes; the child is
+// never blocked by a full pipe). On timeout the whole group gets SIGTERM, then after
+// `grace_s` SIGKILL. When Run() returns, no process started by the command is left alive —
+// including children that ignored SIGTERM, left the process group, or double-forked into the
+// background (the runner is a child subreaper and kills every adopted descendant).
+// Failures of the command are data in RunResult; only "could not even start" is an Error.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "util/result.h"
+
+namespace arbor {
+
+struct RunSpec {
+  std::string command;  // run by /bin/sh -c
+  std::string cwd;
+  std::map<std::string, std::string> env;  // the complete environment of the command
+  double timeout_s = 600;
+  double grace_s = 2;
+  std::optional<double> memory_limit_mb;  // RLIMIT_AS
+  std::optional<double> cpu_limit_s;      // RLIMIT_CPU
+  long long output_limit_bytes = 16LL << 20;
+  std::string stdout_path;  // required: where stdout goes
+  std::string stderr_path;  // required: where stderr goes
+  std::string stdin_data;   // written to the command's stdin, then closed (empty: /dev/null)
+};
+
+struct RunResult {
+  enum class Status { kExited, kSignaled, kTimedOut };
+  Status status = Status::kExited;
+  int exit_code = 0;   // kExited
+  int signal = 0;      // kSignaled (or the signal that ended it after a timeout)
+  double duration_s = 0;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  int killed_leftovers = 0;  // descendants still alive after the command ended, killed by us
+  bool ok() const { return status == Status::kExited && exit_code == 0; }
+};
+
+Result<RunResult> RunCommand(const RunSpec& spec);
+
+// Reads at most `max_bytes` from the end of a file (for diagnoses); "" if unreadable.
+std::string ReadTail(const std::string& path, size_t max_bytes = 4096);
+// Reads a whole file (bounded by max_bytes), or an Error naming the path.
+Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes = 64 << 20);
+
+// Convenience for internal tools (git): runs argv-style command text and captures stdout into
+// a string. Uses RunCommand with temporary capture files in $TMPDIR (or /tmp).
+struct CapturedRun {
+  RunResult result;
+  std::string out;
+  std::string err;
+};
+Result<CapturedRun> RunCaptured(const std::string& command, const std::string& cwd,
+                                const std::map<std::string, std::string>& env,
+                                double timeout_s = 120);
+
+// Quotes a string for /bin/sh.
+std::string ShellQuote(const std::string& s);
+
+}  // namespace arbor
