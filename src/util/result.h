@@ -15,6 +15,7 @@ namespace arbor {
 
 struct Error {
   std::string message;  // one line, names what was wrong and where
+  int code = 0;         // optional classification for the CLI's exit code (0: unclassified)
 };
 
 template <typename T>
@@ -72,7 +73,9 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
-inline Error MakeError(std::string message) { return Error{std::move(message)}; }
+inline Error MakeError(std::string message, int code = 0) {
+  return Error{std::move(message), code};
+}
 
 }  // namespace arbor
 

@@ -1,0 +1,87 @@
+#include "core/gate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+std::vector<double> SelfValues(const std::vector<Sample>& samples) {
+  std::vector<double> v;
+  for (const Sample& s : samples) {
+    if (s.arm == "self") v.push_back(s.value);
+  }
+  return v;
+}
+
+std::string Percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
+  return buf;
+}
+
+// "" when the guard holds, else why not. Guards are judged on the candidate's median so a
+// single noisy repetition neither passes nor fails a guard.
+std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
+  std::vector<double> v;
+  for (const Sample& s : candidate) {
+    if (s.arm != "self") continue;
+    auto it = s.extra.find(g.name);
+    if (it != s.extra.end()) v.push_back(it->second);
+  }
+  if (v.empty()) return "guard " + g.name + " missing";
+  const double m = Median(std::move(v));
+  if (g.min && m < *g.min) {
+    return "guard " + g.name + " " + FormatDouble(m) + " < min " + FormatDouble(*g.min);
+  }
+  if (g.max && m > *g.max) {
+    return "guard " + g.name + " " + FormatDouble(m) + " > max " + FormatDouble(*g.max);
+  }
+  return "";
+}
+
+}  // namespace
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+double RelativeGain(double parent, double candidate, Goal goal) {
+  if (parent == 0) return 0;
+  return goal == Goal::kMax ? (candidate - parent) / parent : (parent - candidate) / parent;
+}
+
+Verdict MedianGate::Judge(const GateInput& in) {
+  Verdict v;
+  const std::vector<double> parent = SelfValues(in.parent);
+  const std::vector<double> candidate = SelfValues(in.candidate);
+  if (parent.empty() || candidate.empty()) {
+    v.reason = "no samples";
+    return v;
+  }
+  const Goal goal = in.metric != nullptr ? in.metric->goal : Goal::kMax;
+  const double min_effect = in.critic != nullptr ? in.critic->min_effect : 0;
+  v.parent_median = Median(parent);
+  v.candidate_median = Median(candidate);
+  v.gain = RelativeGain(v.parent_median, v.candidate_median, goal);
+  v.keep = v.gain >= min_effect;
+  v.reason = "median " + FormatDouble(v.candidate_median) + " vs " + FormatDouble(v.parent_median) +
+             " (" + Percent(v.gain) + ", needs " + Percent(min_effect) + ")";
+  if (in.metric != nullptr) {
+    for (const Guard& g : in.metric->guards) {
+      std::string failure = CheckGuard(g, in.candidate);
+      if (failure.empty()) continue;
+      v.keep = false;
+      v.reason += "; " + failure;
+    }
+  }
+  return v;
+}
+
+}  // namespace arbor

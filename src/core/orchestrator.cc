@@ -1,0 +1,332 @@
+#include "core/orchestrator.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/scoring.h"
+#include "util/duration.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+std::string LastLine(const std::string& text) {
+  auto lines = Split(text, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    std::string t = Trim(*it);
+    if (!t.empty()) return t.size() > 200 ? t.substr(0, 200) + "…" : t;
+  }
+  return "";
+}
+
+std::string Percent(double fraction) { return FormatDouble(fraction * 100, 3) + "%"; }
+
+}  // namespace
+
+std::string DescribeStep(const StepResult& r) {
+  std::string what;
+  switch (r.kind) {
+    case ExitKind::kOk:
+      what = "ok";
+      break;
+    case ExitKind::kFailed:
+      what = "exit code " + std::to_string(r.exit_code);
+      break;
+    case ExitKind::kSignaled: {
+      const char* name = sigabbrev_np(r.signal);
+      what = "killed by signal " + std::to_string(r.signal) +
+             (name ? std::string(" (SIG") + name + ")" : "");
+      break;
+    }
+    case ExitKind::kTimedOut:
+      what = "timed out after " + FormatDuration(r.duration_s);
+      break;
+    case ExitKind::kSpawnError:
+      what = "could not start";
+      break;
+    case ExitKind::kBadOutput:
+      what = "bad output";
+      break;
+  }
+  if (!r.detail.empty() && r.kind != ExitKind::kOk) what += ": " + r.detail;
+  std::string last = LastLine(r.tail);
+  if (!last.empty() && r.kind != ExitKind::kOk && r.kind != ExitKind::kBadOutput) {
+    what += " — " + last;
+  }
+  return what;
+}
+
+Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
+    : spec_(spec), ports_(ports), catalog_(spec.actions) {}
+
+double Orchestrator::CampaignTime() {
+  return meta_elapsed_at_start_ + (ports_.clock->Now() - run_start_);
+}
+
+Event Orchestrator::MakeEvent(NodeId node, std::string kind, std::string message) {
+  Event e;
+  e.node = node;
+  e.kind = std::move(kind);
+  e.message = std::move(message);
+  e.t = CampaignTime();
+  return e;
+}
+
+Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples,
+                          std::optional<Profile> profile) {
+  Mutation m;
+  m.nodes.push_back(node);
+  m.samples = std::move(samples);
+  if (profile) m.profiles.emplace_back(node.id, *profile);
+  m.events = std::move(events);
+  meta_.elapsed_s = CampaignTime();
+  m.meta = meta_;
+  ARBOR_TRY(ports_.store->Apply(m));
+  tree_.Upsert(node);
+  if (profile) profiles_[node.id] = *profile;
+  if (ports_.sink) {
+    for (const auto& e : m.events) ports_.sink->OnEvent(e);
+  }
+  Report(node);
+  return {};
+}
+
+void Orchestrator::Report(const Node& node) {
+  if (!ports_.sink) return;
+  Progress p;
+  p.node = node.id;
+  p.action = node.CandidateKey();
+  p.step = node.step;
+  const Node* inc = tree_.Find(tree_.Incumbent());
+  if (inc) p.best = inc->metric;
+  p.elapsed_s = CampaignTime();
+  p.nodes_done = tree_.FinishedCount();
+  p.max_nodes = spec_.search.max_nodes;
+  p.max_time_s = spec_.search.max_time_s;
+  ports_.sink->OnProgress(p);
+}
+
+Status Orchestrator::Load() {
+  auto meta = ports_.store->LoadMeta();
+  if (!meta.ok()) return meta.error();
+  if (meta->has_value()) {
+    meta_ = **meta;
+    if (meta_.name != spec_.name) {
+      return MakeError("the store belongs to campaign '" + meta_.name + "', not '" + spec_.name +
+                       "'");
+    }
+  } else {
+    meta_ = CampaignMeta{};
+    meta_.name = spec_.name;
+    meta_.seed = spec_.seed;
+  }
+  meta_elapsed_at_start_ = meta_.elapsed_s;
+  auto nodes = ports_.store->LoadNodes();
+  if (!nodes.ok()) return nodes.error();
+  for (const Node& n : *nodes) {
+    tree_.Upsert(n);
+    if (n.step == Step::kDone) stats_.Observe(n);
+    // A kept node is observed when the keep is decided, before its re-profile finishes.
+    if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
+  }
+  meta_.state = "running";
+  meta_.stop_reason.clear();
+  Mutation m;
+  m.meta = meta_;
+  return ports_.store->Apply(m);
+}
+
+Status Orchestrator::Reconcile() {
+  // The store is the truth: the branch must point at the incumbent, whatever moment a
+  // previous process died at (a keep is recorded before the branch moves).
+  const Node* inc = tree_.Find(tree_.Incumbent());
+  if (inc && !inc->commit.empty()) ARBOR_TRY(ports_.workspace->Promote(inc->commit));
+  return {};
+}
+
+Status Orchestrator::EnsureBaseline() {
+  auto base = ports_.workspace->Open();
+  if (!base.ok()) return base.error();
+  Node* root = tree_.FindMutable(kRootId);
+  if (root == nullptr) {
+    Node n;
+    n.id = kRootId;
+    n.action_id = "baseline";
+    n.outcome = Outcome::kRunning;
+    n.step = Step::kBuild;
+    n.commit = *base;
+    n.created_s = CampaignTime();
+    ARBOR_TRY(Save(n, {MakeEvent(n.id, "dispatched", "measuring and profiling the baseline")}));
+  } else if (root->step == Step::kDone && root->outcome != Outcome::kBaseline) {
+    // A failed baseline stops the campaign; the next run retries it (the environment may
+    // have been fixed meanwhile).
+    Node n = *root;
+    n.outcome = Outcome::kRunning;
+    n.step = Step::kBuild;
+    n.diagnosis.clear();
+    ARBOR_TRY(Save(n, {MakeEvent(n.id, "dispatched", "retrying the baseline")}));
+  }
+  ARBOR_TRY(Evaluate(kRootId));
+  root = tree_.FindMutable(kRootId);
+  if (root->step == Step::kDone && root->outcome != Outcome::kBaseline) {
+    return MakeError("the baseline failed, so there is nothing to optimize: " + root->diagnosis);
+  }
+  return {};
+}
+
+Result<RunSummary> Orchestrator::Run() {
+  run_start_ = ports_.clock->Now();
+  ARBOR_TRY(Load());
+  ARBOR_TRY(Reconcile());
+  ARBOR_TRY(EnsureBaseline());
+  // Nodes a previous process left in flight are finished before anything new is dispatched.
+  for (const Node* n : tree_.All()) {
+    if (n->id == kRootId || n->step == Step::kDone || n->step == Step::kNone) continue;
+    ARBOR_TRY(Evaluate(n->id));
+  }
+  while (true) {
+    if (stop_requested_.load()) {
+      ARBOR_TRY(Stop("stopped", "interrupted"));
+      break;
+    }
+    if (auto reason = StopReason()) {
+      ARBOR_TRY(Stop("finished", *reason));
+      break;
+    }
+    auto scored = ScoreCandidates();
+    const ScoredCandidate* best = nullptr;
+    for (const auto& s : scored) {
+      if (s.terms.g >= spec_.search.min_gain) {
+        best = &s;
+        break;
+      }
+    }
+    if (best == nullptr) {
+      ARBOR_TRY(Stop("finished", "exhausted"));
+      break;
+    }
+    ARBOR_TRY(Dispatch(*best));
+  }
+  RunSummary summary;
+  summary.state = meta_.state;
+  summary.stop_reason = meta_.stop_reason;
+  summary.evaluated = tree_.FinishedCount();
+  summary.best = tree_.Incumbent();
+  return summary;
+}
+
+std::optional<std::string> Orchestrator::StopReason() {
+  const Node* inc = tree_.Find(tree_.Incumbent());
+  if (spec_.metric.target && inc && inc->metric) {
+    bool met = spec_.metric.goal == Goal::kMax ? *inc->metric >= *spec_.metric.target
+                                               : *inc->metric <= *spec_.metric.target;
+    if (met) return "target";
+  }
+  if (tree_.FinishedCount() >= spec_.search.max_nodes) return "max_nodes";
+  if (CampaignTime() >= spec_.search.max_time_s) return "max_time";
+  // After `plateau` non-kept nodes the exploration weight doubles (ScoreCandidates); after
+  // twice that many the campaign has stopped finding wins.
+  if (tree_.TrailingNonKept() >= 2 * spec_.search.plateau) return "plateau";
+  return std::nullopt;
+}
+
+Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
+  meta_.state = state;
+  meta_.stop_reason = reason;
+  Mutation m;
+  Event e = MakeEvent(kNoNode, "stopped", state + ": " + reason);
+  m.events.push_back(e);
+  meta_.elapsed_s = CampaignTime();
+  m.meta = meta_;
+  ARBOR_TRY(ports_.store->Apply(m));
+  if (ports_.sink) ports_.sink->OnEvent(e);
+  return {};
+}
+
+std::optional<Profile> Orchestrator::ProfileAt(NodeId id) {
+  for (NodeId cur = id; cur != kNoNode;) {
+    auto it = profiles_.find(cur);
+    if (it != profiles_.end()) return it->second;
+    const Node* n = tree_.Find(cur);
+    if (n == nullptr) break;
+    if (n->outcome == Outcome::kKept || n->outcome == Outcome::kBaseline) {
+      auto p = ports_.store->LoadProfile(cur);
+      if (p.ok() && p->has_value()) {
+        profiles_[cur] = **p;
+        return **p;
+      }
+    }
+    cur = n->parent;
+  }
+  return std::nullopt;
+}
+
+std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
+  NodeId inc_id = tree_.Incumbent();
+  std::vector<Candidate> applicable;
+  std::vector<Exclusion> excluded;
+  catalog_.Classify(tree_, inc_id, &applicable, &excluded);
+  std::optional<Profile> profile = ProfileAt(inc_id);
+  const Node* inc = tree_.Find(inc_id);
+  double m_gap =
+      GapMultiplier(inc ? inc->metric : std::nullopt, spec_.metric.target, spec_.metric.goal);
+  double prior_cost = 0;
+  for (const auto& a : spec_.actions) prior_cost += a.cost_s;
+  prior_cost = spec_.actions.empty() ? 1 : prior_cost / static_cast<double>(spec_.actions.size());
+  double ref_cost = stats_.ReferenceCost(prior_cost);
+  double explore = spec_.search.explore;
+  if (tree_.TrailingNonKept() >= spec_.search.plateau) explore *= 2;
+
+  std::vector<ScoredCandidate> out;
+  std::vector<ScoreTerms> terms;
+  for (const Candidate& c : applicable) {
+    ScoreInput in;
+    in.action = c.action;
+    // Without a profile every action is scored against the whole program.
+    in.g = profile ? ExpectedGain(*profile, c.action->targets, c.action->speedup)
+                   : ExpectedGain(Profile{}, {}, c.action->speedup);
+    in.r_acc = stats_.AccuracyRisk(*c.action);
+    in.r_crash = stats_.CrashRisk(*c.action);
+    in.cost_s = stats_.ExpectedCost(*c.action);
+    in.reference_cost_s = ref_cost;
+    in.m_gap = m_gap;
+    in.total_tries = std::max(1, tree_.FinishedCount());
+    in.category_tries = stats_.Counts(c.action->category).tries;
+    terms.push_back(ScoreOne(in, spec_.search.formula, explore));
+    out.push_back({c, {}});
+  }
+  NormalizeScores(&terms);
+  for (size_t i = 0; i < out.size(); ++i) out[i].terms = terms[i];
+  // Stable: ties keep campaign-file order, so the same seed and inputs give the same choice.
+  std::stable_sort(out.begin(), out.end(), [](const ScoredCandidate& a, const ScoredCandidate& b) {
+    return a.terms.h > b.terms.h;
+  });
+  return out;
+}
+
+Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
+  NodeId parent = tree_.Incumbent();
+  Node n;
+  n.id = tree_.MaxId() + 1;
+  n.parent = parent;
+  n.action_id = chosen.candidate.action->id;
+  n.value = chosen.candidate.value;
+  n.category = chosen.candidate.action->category;
+  n.layer = chosen.candidate.action->layer;
+  n.outcome = Outcome::kRunning;
+  n.step = Step::kApply;
+  n.seq = meta_.next_seq++;
+  n.score = chosen.terms;
+  n.created_s = CampaignTime();
+  n.overlay = tree_.Find(parent)->overlay;
+  const ScoreTerms& t = chosen.terms;
+  std::string why =
+      "h=" + FormatDouble(t.h, 3) + " (g=" + Percent(t.g) + ", c=" + FormatDuration(t.c) +
+      ", r_acc=" + FormatDouble(t.r_acc, 2) + ", r_crash=" + FormatDouble(t.r_crash, 2) +
+      ", m_gap=" + FormatDouble(t.m_gap, 3) + ", bonus=" + FormatDouble(t.bonus, 3) + ")";
+  ARBOR_TRY(Save(n, {MakeEvent(n.id, "proposed", n.CandidateKey() + ": " + why),
+                     MakeEvent(n.id, "dispatched", "on top of node " + std::to_string(parent))}));
+  return Evaluate(n.id);
+}
+
+}  // namespace arbor

@@ -1,0 +1,144 @@
+#include "fakes/fakes.h"
+
+#include <algorithm>
+
+#include "core/candidates.h"
+
+namespace arbor::testing {
+
+Status FakeStore::Apply(const Mutation& m) {
+  ++applies_;
+  if (fail_after_ >= 0 && fail_after_-- == 0) return MakeError("injected store failure");
+  for (const Node& n : m.nodes) nodes[n.id] = n;
+  for (const Sample& s : m.samples) samples_[{s.node, s.arm, s.rep}] = s;
+  for (const auto& [id, p] : m.profiles) profiles_[id] = p;
+  for (Event e : m.events) {
+    e.id = static_cast<int64_t>(events_.size()) + 1;
+    events_.push_back(e);
+  }
+  if (m.meta) meta_ = *m.meta;
+  return {};
+}
+
+Result<std::vector<Node>> FakeStore::LoadNodes() {
+  std::vector<Node> out;
+  for (const auto& [id, n] : nodes) out.push_back(n);
+  return out;
+}
+
+Result<std::vector<Sample>> FakeStore::LoadSamples(NodeId node) {
+  std::vector<Sample> out;
+  for (const auto& [key, s] : samples_) {
+    if (std::get<0>(key) == node) out.push_back(s);
+  }
+  return out;
+}
+
+Result<std::optional<Profile>> FakeStore::LoadProfile(NodeId node) {
+  auto it = profiles_.find(node);
+  if (it == profiles_.end()) return std::optional<Profile>();
+  return std::optional<Profile>(it->second);
+}
+
+Result<std::vector<Event>> FakeStore::LoadEvents(NodeId node, int64_t after_id, int limit) {
+  std::vector<Event> out;
+  for (const Event& e : events_) {
+    if (e.id > after_id && (node == kNoNode || e.node == node)) out.push_back(e);
+    if (static_cast<int>(out.size()) >= limit) break;
+  }
+  return out;
+}
+
+Result<std::string> FakeWorkspace::Prepare(NodeId node, const std::string& commit) {
+  worktrees[node] = commit;
+  return "/fake/n" + std::to_string(node);
+}
+
+Result<std::string> FakeWorkspace::Snapshot(NodeId node, const std::string&, const EnvOverlay&) {
+  std::string c = "c" + std::to_string(next_++);
+  parent_of[c] = worktrees[node];
+  worktrees[node] = c;
+  return c;
+}
+
+Status FakeWorkspace::Promote(const std::string& commit) {
+  ++promotes;
+  branch = commit;
+  return {};
+}
+
+Status FakeWorkspace::Release(NodeId node) {
+  worktrees.erase(node);
+  return {};
+}
+
+namespace {
+StepResult Ok(double seconds) {
+  StepResult r;
+  r.duration_s = seconds;
+  return r;
+}
+StepResult Failed(double seconds, int code) {
+  StepResult r;
+  r.kind = ExitKind::kFailed;
+  r.exit_code = code;
+  r.duration_s = seconds;
+  return r;
+}
+}  // namespace
+
+StepResult FakeTarget::Build(const RunContext& ctx) {
+  ++builds;
+  return build_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 2);
+}
+
+Measurement FakeTarget::Check(const RunContext& ctx) {
+  Measurement m;
+  m.step = check_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 1);
+  return m;
+}
+
+Measurement FakeTarget::Bench(const RunContext& ctx) {
+  ++benches;
+  Measurement m;
+  auto v = metric(ctx.env);
+  if (!v) {
+    m.step.kind = ExitKind::kSignaled;
+    m.step.signal = 11;
+    m.step.duration_s = step_seconds;
+    return m;
+  }
+  m.step = Ok(step_seconds);
+  m.value = *v;
+  return m;
+}
+
+ProfileResult FakeTarget::Profile(const RunContext& ctx) {
+  ProfileResult r;
+  r.step = Ok(step_seconds);
+  if (profile) r.profile = profile(ctx.env);
+  return r;
+}
+
+SpecialistResult FakeSpecialist::Implement(const Task& task) {
+  SpecialistResult r;
+  r.duration_s = 0.5;
+  r.overlay = task.parent_overlay;
+  if (fail.count(task.action->id)) {
+    r.status = SpecialistResult::Status::kFailed;
+    r.diagnosis = "injected failure";
+    return r;
+  }
+  ApplySpec apply = SubstituteValue(task.action->apply, task.value);
+  if (apply.kind == ApplySpec::Kind::kAgent) {
+    r.status = SpecialistResult::Status::kSkipped;
+    r.diagnosis = "no specialist backend configured";
+    return r;
+  }
+  for (const auto& [k, v] : apply.env) r.overlay[k] = v;
+  for (const auto& [k, v] : apply.append) r.overlay[k] += v;
+  r.summary = "applied " + task.action->id;
+  return r;
+}
+
+}  // namespace arbor::testing

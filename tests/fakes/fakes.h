@@ -1,0 +1,92 @@
+// In-memory fakes of every core port, for tests of core logic without processes, disks or
+// networks. Each has an integration test of the real adapter beside it (store/, exec/, app/).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/ports.h"
+
+namespace arbor::testing {
+
+// Applies mutations atomically to maps. `fail_after` makes the n-th Apply from now fail
+// without writing anything, which is what a kill -9 before the commit looks like to resume.
+class FakeStore : public Store {
+ public:
+  Status Apply(const Mutation& m) override;
+  Result<std::optional<CampaignMeta>> LoadMeta() override { return meta_; }
+  Result<std::vector<Node>> LoadNodes() override;
+  Result<std::vector<Sample>> LoadSamples(NodeId node) override;
+  Result<std::optional<Profile>> LoadProfile(NodeId node) override;
+  Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override;
+
+  void FailAfter(int applies) { fail_after_ = applies; }
+  int applies() const { return applies_; }
+  const std::vector<Event>& events() const { return events_; }
+  std::map<NodeId, Node> nodes;
+
+ private:
+  std::optional<CampaignMeta> meta_;
+  std::map<std::tuple<NodeId, std::string, int>, Sample> samples_;
+  std::map<NodeId, Profile> profiles_;
+  std::vector<Event> events_;
+  int fail_after_ = -1;
+  int applies_ = 0;
+};
+
+// Commits are "c<n>"; a commit remembers its parent. Worktrees are names only.
+class FakeWorkspace : public Workspace {
+ public:
+  Result<std::string> Open() override { return std::string("c0"); }
+  Result<std::string> Prepare(NodeId node, const std::string& commit) override;
+  Result<std::string> Snapshot(NodeId node, const std::string& message,
+                               const EnvOverlay& overlay) override;
+  Status Promote(const std::string& commit) override;
+  Status Release(NodeId node) override;
+
+  std::string branch = "c0";
+  std::map<std::string, std::string> parent_of;  // commit -> parent commit
+  std::map<NodeId, std::string> worktrees;       // node -> commit checked out
+  int promotes = 0;
+
+ private:
+  int next_ = 1;
+};
+
+// The benchmark is a function of the node's environment; check and build fail on demand.
+class FakeTarget : public Target {
+ public:
+  // metric(env) → value; nullopt makes the bench crash.
+  std::function<std::optional<double>(const EnvOverlay&)> metric;
+  std::function<bool(const EnvOverlay&)> check_ok = [](const EnvOverlay&) { return true; };
+  std::function<bool(const EnvOverlay&)> build_ok = [](const EnvOverlay&) { return true; };
+  std::function<::arbor::Profile(const EnvOverlay&)> profile;
+  double step_seconds = 1;  // reported duration of every step
+  int builds = 0;
+  int benches = 0;
+
+  StepResult Build(const RunContext& ctx) override;
+  Measurement Check(const RunContext& ctx) override;
+  Measurement Bench(const RunContext& ctx) override;
+  ProfileResult Profile(const RunContext& ctx) override;
+};
+
+// Applies `env` actions; skips `agent` actions; fails actions whose id is in `fail`.
+class FakeSpecialist : public Specialist {
+ public:
+  std::set<std::string> fail;
+  SpecialistResult Implement(const Task& task) override;
+};
+
+class FakeClock : public Clock {
+ public:
+  double now = 1000;
+  double tick = 0.001;  // advances on every read, so durations are positive and ordered
+  double Now() override { return now += tick; }
+};
+
+}  // namespace arbor::testing
