@@ -1,0 +1,19 @@
+// Reads the [[action]] array of a campaign file and checks the actions against each other
+// (unique ids, requires/conflicts naming declared actions, no requires cycle). Internal to
+// config/: the public entry point is campaign_loader.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/toml_reader.h"
+#include "core/spec.h"
+#include "util/result.h"
+
+namespace arbor::config_internal {
+
+// `root` is the whole document; `base_dir` is absolute (patch paths are resolved against it).
+Status ReadActions(const Section& root, const std::string& base_dir,
+                   std::vector<ActionSpec>* actions);
+
+}  // namespace arbor::config_internal
