@@ -1,0 +1,97 @@
+#include "store/meta_codec.h"
+
+#include <charconv>
+#include <string_view>
+#include <variant>
+
+namespace arbor::meta_codec {
+namespace {
+
+// One entry per persisted field: the single place that names each key.
+using Member = std::variant<std::string CampaignMeta::*, unsigned long long CampaignMeta::*,
+                            double CampaignMeta::*, int64_t CampaignMeta::*>;
+struct Field {
+  const char* key;  // without kPrefix
+  Member member;
+};
+const Field kFields[] = {
+    {"name", &CampaignMeta::name},
+    {"seed", &CampaignMeta::seed},
+    {"spec_hash", &CampaignMeta::spec_hash},
+    {"state", &CampaignMeta::state},
+    {"stop_reason", &CampaignMeta::stop_reason},
+    {"elapsed_s", &CampaignMeta::elapsed_s},
+    {"explore_boost", &CampaignMeta::explore_boost},
+    {"next_seq", &CampaignMeta::next_seq},
+};
+
+template <typename T>
+std::string FormatNumber(T v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return {buf, end};
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, *out);
+  return !s.empty() && ec == std::errc() && p == end;
+}
+
+std::string FormatField(const CampaignMeta& meta, const Member& member) {
+  return std::visit(
+      [&](auto m) -> std::string {
+        if constexpr (std::is_same_v<decltype(m), std::string CampaignMeta::*>) {
+          return meta.*m;
+        } else {
+          return FormatNumber(meta.*m);
+        }
+      },
+      member);
+}
+
+bool ParseField(std::string_view text, const Member& member, CampaignMeta* meta) {
+  return std::visit(
+      [&](auto m) -> bool {
+        if constexpr (std::is_same_v<decltype(m), std::string CampaignMeta::*>) {
+          meta->*m = std::string(text);
+          return true;
+        } else {
+          return ParseNumber(text, &(meta->*m));
+        }
+      },
+      member);
+}
+
+}  // namespace
+
+Rows Encode(const CampaignMeta& meta) {
+  Rows rows;
+  rows.reserve(std::size(kFields));
+  for (const auto& f : kFields) {
+    rows.emplace_back(std::string(kPrefix) + f.key, FormatField(meta, f.member));
+  }
+  return rows;
+}
+
+Result<std::optional<CampaignMeta>> Decode(const Rows& rows) {
+  CampaignMeta meta;
+  bool any = false;
+  for (const auto& [key, value] : rows) {
+    std::string_view k = key;
+    if (!k.starts_with(kPrefix)) continue;
+    k.remove_prefix(kPrefix.size());
+    any = true;
+    for (const auto& f : kFields) {
+      if (k != f.key) continue;
+      if (!ParseField(value, f.member, &meta)) {
+        return MakeError("campaign meta '" + key + "' has a malformed value '" + value + "'");
+      }
+    }
+  }
+  if (!any) return std::optional<CampaignMeta>();
+  return std::optional<CampaignMeta>(std::move(meta));
+}
+
+}  // namespace arbor::meta_codec
