@@ -1,13 +1,18 @@
 // Runner: runs one shell command as a real process, isolated and bounded.
 //
 // Promises: the command runs in its own process group (setsid) under `/bin/sh -c`, with
-// exactly the given environment (nothing inherited unless passed), stdin from /dev/null,
+// exactly the given environment (nothing inherited unless passed; /bin/sh itself exports PWD),
+// stdin from stdin_data or /dev/null, resource limits applied to the shell and inherited,
 // stdout and stderr captured to files (each truncated at output_limit_bytes; the child is
 // never blocked by a full pipe). On timeout the whole group gets SIGTERM, then after
 // `grace_s` SIGKILL. When Run() returns, no process started by the command is left alive —
 // including children that ignored SIGTERM, left the process group, or double-forked into the
 // background (the runner is a child subreaper and kills every adopted descendant).
-// Failures of the command are data in RunResult; only "could not even start" is an Error.
+// Failures of the command are data in RunResult; only "could not even start" is an Error
+// (output files not writable, cwd missing, /bin/sh not executable, a limit that cannot be set).
+// Thread-safe: concurrent calls do not kill each other's processes (an orphan that left its
+// session while several commands ran, and could be any of theirs, is killed when the last of
+// them ends). Every child of the Arbor process must be started here (see process_reaper.h).
 #pragma once
 
 #include <map>
@@ -20,7 +25,7 @@ namespace arbor {
 
 struct RunSpec {
   std::string command;  // run by /bin/sh -c
-  std::string cwd;
+  std::string cwd;      // "" = the caller's; a directory that cannot be entered is an Error
   std::map<std::string, std::string> env;  // the complete environment of the command
   double timeout_s = 600;
   double grace_s = 2;
@@ -35,8 +40,8 @@ struct RunSpec {
 struct RunResult {
   enum class Status { kExited, kSignaled, kTimedOut };
   Status status = Status::kExited;
-  int exit_code = 0;   // kExited
-  int signal = 0;      // kSignaled (or the signal that ended it after a timeout)
+  int exit_code = 0;  // kExited
+  int signal = 0;     // kSignaled (or the signal that ended it after a timeout)
   double duration_s = 0;
   bool stdout_truncated = false;
   bool stderr_truncated = false;
@@ -48,7 +53,7 @@ Result<RunResult> RunCommand(const RunSpec& spec);
 
 // Reads at most `max_bytes` from the end of a file (for diagnoses); "" if unreadable.
 std::string ReadTail(const std::string& path, size_t max_bytes = 4096);
-// Reads a whole file (bounded by max_bytes), or an Error naming the path.
+// Reads a whole file, or an Error naming the path (unreadable, or larger than max_bytes).
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes = 64 << 20);
 
 // Convenience for internal tools (git): runs argv-style command text and captures stdout into
@@ -62,7 +67,13 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
                                 const std::map<std::string, std::string>& env,
                                 double timeout_s = 120);
 
-// Quotes a string for /bin/sh.
+// Quotes a string for /bin/sh: unchanged when it has only safe characters
+// ([A-Za-z0-9_@%+=:,./-], non-empty), else single-quoted.
 std::string ShellQuote(const std::string& s);
+
+// Kills every process adopted by this (subreaper) process that no running command can claim:
+// leftovers whose command could not be told apart while several commands ran at once (see
+// process_reaper.h). Call it when no command is running (idle, shutdown). Returns the count.
+int KillOrphans();
 
 }  // namespace arbor

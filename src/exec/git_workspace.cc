@@ -1,0 +1,306 @@
+#include "exec/git_workspace.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+#include "exec/runner.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Options on every git call: no user hooks, no signing prompts, no fsmonitor daemons.
+constexpr const char* kGitOptions =
+    "git -c core.hooksPath=/dev/null -c commit.gpgsign=false -c core.fsmonitor=false ";
+constexpr const char* kIdentity = "-c user.name=arbor -c user.email=arbor@localhost ";
+constexpr double kGitTimeoutS = 600;
+
+std::map<std::string, std::string> GitEnv() {
+  std::map<std::string, std::string> env = {
+      {"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
+  const char* path = std::getenv("PATH");
+  env["PATH"] = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
+  if (const char* home = std::getenv("HOME")) env["HOME"] = home;
+  return env;
+}
+
+std::string FirstLine(const std::string& s) {
+  std::string t = Trim(s);
+  return t.substr(0, t.find('\n'));
+}
+
+bool ValidEnvName(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// arbor-best.env: sourcing it reproduces the node's environment without Arbor. Values are
+// always single-quoted so the file reads the same for every value.
+std::string EnvFileText(const EnvOverlay& overlay) {
+  std::string text =
+      "# Written by Arbor: the environment overlay of the best node of this campaign.\n"
+      "# Reproduce the result without Arbor: `. ./arbor-best.env` before building and "
+      "running.\n";
+  for (const auto& [key, value] : overlay) {
+    text += "export " + key + "='" + ReplaceAll(value, "'", "'\\''") + "'\n";
+  }
+  return text;
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) return MakeError("cannot write " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return MakeError("cannot write " + path + ": " + ec.message());
+  return {};
+}
+
+std::string Canonical(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : p.string();
+}
+
+}  // namespace
+
+GitWorkspace::GitWorkspace(const std::string& repo, std::string campaign)
+    : repo_(Canonical(repo)),
+      campaign_(std::move(campaign)),
+      state_dir_(repo_ + "/.arbor/" + campaign_) {}
+
+std::string GitWorkspace::WorktreePath(NodeId node) const {
+  return state_dir_ + "/worktrees/n" + std::to_string(node);
+}
+
+Result<GitWorkspace::GitOutput> GitWorkspace::RunGit(const std::string& args,
+                                                     const std::string& cwd) const {
+  auto run = RunCaptured(kGitOptions + args, cwd, GitEnv(), kGitTimeoutS);
+  if (!run) return run.error();
+  GitOutput g;
+  g.out = std::move(run->out);
+  g.err = std::move(run->err);
+  if (run->result.status == RunResult::Status::kExited) {
+    g.exit_code = run->result.exit_code;
+    if (g.exit_code == 127) return MakeError("git is not installed (not found on PATH)");
+  } else {
+    g.exit_code = -1;
+    g.err = run->result.status == RunResult::Status::kTimedOut ? "timed out" : "killed by a signal";
+  }
+  return g;
+}
+
+Result<std::string> GitWorkspace::Git(const std::string& args, const std::string& cwd) const {
+  auto g = RunGit(args, cwd);
+  if (!g) return g.error();
+  if (g->exit_code != 0) {
+    std::string why = FirstLine(g->err.empty() ? g->out : g->err);
+    return MakeError("git " + args + " failed in " + cwd + (why.empty() ? "" : ": " + why));
+  }
+  return Trim(g->out);
+}
+
+Result<std::string> GitWorkspace::ResolveCommit(const std::string& commit) const {
+  auto g = RunGit("rev-parse --verify -q " + ShellQuote(commit + "^{commit}"), repo_);
+  if (!g) return g.error();
+  if (g->exit_code != 0) return MakeError("unknown commit '" + commit + "' in " + repo_);
+  return Trim(g->out);
+}
+
+Result<std::string> GitWorkspace::Open() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::error_code ec;
+  if (!fs::is_directory(repo_, ec)) {
+    return MakeError(repo_ + " is not a git repository (no such directory)");
+  }
+  auto inside = RunGit("rev-parse --is-inside-work-tree", repo_);
+  if (!inside) return inside.error();
+  if (inside->exit_code != 0 || Trim(inside->out) != "true") {
+    return MakeError(repo_ + " is not a git repository");
+  }
+  auto top = Git("rev-parse --show-toplevel", repo_);
+  if (!top) return top.error();
+  if (Canonical(*top) != repo_) {
+    return MakeError(repo_ + " is inside the git repository " + *top +
+                     "; set the workspace to the repository's top directory");
+  }
+  auto head = RunGit("rev-parse --verify -q HEAD^{commit}", repo_);
+  if (!head) return head.error();
+  if (head->exit_code != 0) return MakeError(repo_ + " has no commits yet");
+  std::string head_sha = Trim(head->out);
+
+  ARBOR_TRY(EnsureExcluded());
+  ARBOR_TRY(RefuseDirty());
+  auto valid = RunGit("check-ref-format --branch " + ShellQuote(branch()), repo_);
+  if (!valid) return valid.error();
+  if (valid->exit_code != 0) {
+    return MakeError("campaign name '" + campaign_ + "' cannot be a git branch name");
+  }
+  auto exists = RunGit("rev-parse --verify -q " + ShellQuote("refs/heads/" + branch()), repo_);
+  if (!exists) return exists.error();
+  if (exists->exit_code != 0) {
+    // The empty old value makes git refuse if the branch appeared meanwhile.
+    auto created =
+        Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + head_sha + " ''", repo_);
+    if (!created) return created.error();
+  }
+  return BaseCommit(head_sha);
+}
+
+// The commit in <state>/base, or `head` recorded there the first time.
+Result<std::string> GitWorkspace::BaseCommit(const std::string& head) const {
+  std::string path = state_dir_ + "/base";
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    auto text = ReadFileBounded(path, 4096);
+    if (!text) return text.error();
+    std::string recorded = Trim(*text);
+    auto sha = ResolveCommit(recorded);
+    if (!sha) return MakeError(path + " names '" + recorded + "', not a commit of " + repo_);
+    return sha;
+  }
+  fs::create_directories(state_dir_, ec);
+  if (ec) return MakeError("cannot create " + state_dir_ + ": " + ec.message());
+  ARBOR_TRY(WriteFileAtomically(path, head + "\n"));
+  return head;
+}
+
+// Adds /.arbor/ to .git/info/exclude (shared by every worktree) unless already there.
+Status GitWorkspace::EnsureExcluded() const {
+  auto rel = Git("rev-parse --git-path info/exclude", repo_);
+  if (!rel) return rel.error();
+  fs::path path = fs::path(*rel).is_absolute() ? fs::path(*rel) : fs::path(repo_) / *rel;
+  std::string text;
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    auto read = ReadFileBounded(path.string());
+    if (!read) return read.error();
+    text = *read;
+  }
+  for (const std::string& line : Split(text, '\n')) {
+    if (Trim(line) == "/.arbor/") return {};
+  }
+  if (!text.empty() && text.back() != '\n') text += "\n";
+  text += "# Arbor campaign state (see docs/workspace.md)\n/.arbor/\n";
+  fs::create_directories(path.parent_path(), ec);
+  return WriteFileAtomically(path.string(), text);
+}
+
+Status GitWorkspace::RefuseDirty() const {
+  // RunGit, not Git: porcelain lines start with a status column that may be a space.
+  auto status = RunGit("status --porcelain --untracked-files=normal", repo_);
+  if (!status) return status.error();
+  if (status->exit_code != 0) return MakeError("git status failed in " + repo_);
+  std::vector<std::string> dirty;
+  for (const std::string& line : Split(status->out, '\n')) {
+    if (line.size() < 4) continue;
+    std::string path = line.substr(3);
+    if (StartsWith(path, ".arbor/") || path == ".arbor") continue;
+    dirty.push_back(path);
+  }
+  if (dirty.empty()) return {};
+  std::vector<std::string> shown(dirty.begin(), dirty.begin() + std::min<size_t>(5, dirty.size()));
+  std::string list = Join(shown, ", ");
+  if (dirty.size() > shown.size()) {
+    list += " and " + std::to_string(dirty.size() - shown.size()) + " more";
+  }
+  return MakeError(repo_ + " has uncommitted changes (" + list + "); commit or stash them first");
+}
+
+bool GitWorkspace::IsCleanAt(const std::string& path, const std::string& sha) const {
+  // A worktree whose .git link is broken would make git find the enclosing repository: check
+  // that git sees this very directory as the top, at the right commit, with nothing changed.
+  auto where = Git("rev-parse --show-toplevel HEAD", path);
+  if (!where) return false;
+  std::vector<std::string> lines = Split(*where, '\n');
+  if (lines.size() != 2 || Canonical(lines[0]) != Canonical(path) || lines[1] != sha) return false;
+  auto status = Git("status --porcelain --untracked-files=normal", path);
+  return status.ok() && status->empty();
+}
+
+Status GitWorkspace::RemoveWorktree(const std::string& path) const {
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    (void)RunGit("worktree remove --force --force " + ShellQuote(path), repo_);
+    fs::remove_all(path, ec);  // when git did not know it, or gave up half-way
+    if (ec) return MakeError("cannot remove " + path + ": " + ec.message());
+  }
+  auto pruned = Git("worktree prune", repo_);
+  if (!pruned) return pruned.error();
+  return {};
+}
+
+Result<std::string> GitWorkspace::Prepare(NodeId node, const std::string& commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto sha = ResolveCommit(commit);
+  if (!sha) return sha.error();
+  std::string path = WorktreePath(node);
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    if (IsCleanAt(path, *sha)) return path;
+  }
+  ARBOR_TRY(RemoveWorktree(path));  // also forgets a registration whose folder is gone
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return MakeError("cannot create " + fs::path(path).parent_path().string());
+  auto added = Git("worktree add --detach " + ShellQuote(path) + " " + *sha, repo_);
+  if (!added) return added.error();
+  return path;
+}
+
+Result<std::string> GitWorkspace::Snapshot(NodeId node, const std::string& message,
+                                           const EnvOverlay& overlay) {
+  std::string path = WorktreePath(node);
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    return MakeError("node " + std::to_string(node) + " has no worktree at " + path);
+  }
+  for (const auto& [key, value] : overlay) {
+    if (!ValidEnvName(key)) return MakeError("invalid environment variable name '" + key + "'");
+  }
+  ARBOR_TRY(WriteFileAtomically(path + "/" + kEnvFile, EnvFileText(overlay)));
+  auto added = Git("add -A", path);
+  if (!added) return added.error();
+  auto diff = RunGit("diff --cached --quiet", path);
+  if (!diff) return diff.error();
+  if (diff->exit_code != 0 && diff->exit_code != 1) {
+    return MakeError("git diff --cached failed in " + path + ": " + FirstLine(diff->err));
+  }
+  if (diff->exit_code == 1) {
+    std::string msg = message.empty() ? "arbor: node " + std::to_string(node) : message;
+    auto committed =
+        Git(std::string(kIdentity) + "commit -q --no-verify -m " + ShellQuote(msg), path);
+    if (!committed) return committed.error();
+  }
+  return Git("rev-parse HEAD", path);
+}
+
+Status GitWorkspace::Promote(const std::string& commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto sha = ResolveCommit(commit);
+  if (!sha) return sha.error();
+  auto moved = Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + *sha, repo_);
+  if (!moved) return moved.error();
+  return {};
+}
+
+Status GitWorkspace::Release(NodeId node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return RemoveWorktree(WorktreePath(node));
+}
+
+}  // namespace arbor
