@@ -1,0 +1,45 @@
+// Metrics and profiles: reading numbers out of what the user's commands print.
+//
+// ExtractMetric reads one metric (a [metric] source, a guard, `work`, accuracy) from a
+// command's output or from the $ARBOR_OUT/metrics.json it wrote. ParseProfile reads the
+// profile format of DESIGN.md ({"total_s", "components": [{"name", "layer", "share"}]}).
+// Both are pure functions of their text: they never throw, never touch the disk, and return
+// an Error whose one-line message says what was wrong and where (the Orchestrator stores it
+// as the run's diagnosis). docs/metrics-and-profiles.md is the user-facing reference.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "core/model.h"
+#include "core/spec.h"
+#include "util/result.h"
+
+namespace arbor {
+
+// The value of `src` in a run's output.
+//
+// kJson ("a.b.0.c", dot-separated object keys and array indices): when `metrics_file_text` is
+// non-empty it is the document; else the whole `output` if it parses as JSON; else the last
+// line of `output` that is a JSON object in which the path resolves. kRegex: the pattern is
+// matched line by line, and group 1 (the whole match if the pattern has no group) of the
+// last match on the last matching line is the value. Only the last kRegexWindowBytes of the
+// output are considered, and lines longer than kRegexMaxLineBytes are skipped (std::regex
+// recurses per character and would overflow the stack on them). The value must be a JSON
+// number or a numeric string, and finite.
+Result<double> ExtractMetric(const MetricSource& src, std::string_view output,
+                             std::string_view metrics_file_text);
+
+inline constexpr size_t kRegexWindowBytes = size_t{1} << 20;
+inline constexpr size_t kRegexMaxLineBytes = 4096;
+
+// The profile in `text` (a profile.json file, or a command's stdout: the whole text if it is
+// JSON, else its last line that is a JSON object with "components"). Validated: components is
+// a non-empty array of objects, each with a non-empty unique string name, an optional string
+// layer and a share in [0, 1]; shares sum to at most kMaxShareSum; total_s, when present, is a
+// non-negative number.
+Result<Profile> ParseProfile(std::string_view text);
+
+inline constexpr double kMaxShareSum = 1.05;  // tolerance for profilers' rounding and overlap
+
+}  // namespace arbor

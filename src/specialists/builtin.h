@@ -1,0 +1,43 @@
+// BuiltinSpecialist: implements the campaign file's declarative actions without an agent.
+//
+// For a task it substitutes the candidate's value into the action's `apply` (SubstituteValue)
+// and then, by kind:
+//   env     the node's overlay is the parent's with the variables set;
+//   append  each variable becomes (parent overlay, else [target] env, else "") + the suffix;
+//   patch   `git apply` of the diff in the node's worktree (hooks disabled, PATH/HOME only);
+//   run     the command in the worktree with the node's environment (its diff is the change),
+//           bounded by [target] build_timeout and limits, output under
+//           <log_root>/n<node>/apply/{stdout,stderr};
+//   agent   skipped with a diagnosis saying which backend to configure (agents are built by
+//           the command/llm specialists).
+// Code-changing kinds leave the overlay as the parent's; the caller snapshots the worktree.
+// A patch that does not apply or a command that fails is an outcome (kFailed with a one-line
+// diagnosis), never an Error. Safe to call from several threads for different worktrees.
+#pragma once
+
+#include <string>
+
+#include "core/ports.h"
+#include "core/spec.h"
+
+namespace arbor {
+
+class BuiltinSpecialist : public Specialist {
+ public:
+  // `spec` must outlive the specialist. `log_root` is the campaign's runs folder.
+  BuiltinSpecialist(const CampaignSpec* spec, std::string log_root);
+
+  SpecialistResult Implement(const Task& task) override;
+
+ private:
+  SpecialistResult ApplyPatch(const Task& task, const ApplySpec& apply) const;
+  SpecialistResult RunCommandIn(const Task& task, const ApplySpec& apply) const;
+  SpecialistResult Agent(const Task& task, const ApplySpec& apply) const;
+  // The patch path as the user wrote it: relative to the campaign file when under its folder.
+  std::string ShownPath(const std::string& path) const;
+
+  const CampaignSpec* spec_;
+  std::string log_root_;
+};
+
+}  // namespace arbor
