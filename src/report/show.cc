@@ -1,0 +1,177 @@
+// ShowText and ShowJson (declared in report/views.h).
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "report/format.h"
+#include "report/views.h"
+#include "util/duration.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+std::vector<Sample> SortedSamples(std::vector<Sample> samples) {
+  std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+    return std::tie(a.arm, a.rep) < std::tie(b.arm, b.rep);
+  });
+  return samples;
+}
+
+std::vector<Component> SortedComponents(std::vector<Component> components) {
+  std::stable_sort(components.begin(), components.end(),
+                   [](const Component& a, const Component& b) { return a.share > b.share; });
+  return components;
+}
+
+std::vector<Event> SortedEvents(std::vector<Event> events) {
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return std::tie(a.t, a.id) < std::tie(b.t, b.id);
+  });
+  return events;
+}
+
+std::string Percent(double share) {
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%5.1f%%", share * 100);
+  return buf.data();
+}
+
+// "  label     value\n" with the labels aligned.
+void Field(std::string& out, std::string_view label, const std::string& value) {
+  std::string line = "  " + std::string(label);
+  line.resize(std::max<size_t>(line.size() + 1, 12), ' ');
+  out += line + value + "\n";
+}
+
+std::string OverlayText(const EnvOverlay& overlay) {
+  std::vector<std::string> parts;
+  for (const auto& [key, value] : overlay) parts.push_back(key + "=" + value);
+  return Join(parts, " ");
+}
+
+void AppendScore(const Node& node, std::string& out) {
+  if (!report::HasScore(node)) return;
+  out += "  score     h = " + FormatDouble(node.score.h, 4) + "\n";
+  for (const auto& term : report::kScoreTerms) {
+    if (std::string_view(term.name) == "h") continue;
+    std::string line = "              " + std::string(term.name);
+    line.resize(23, ' ');
+    std::string value = FormatDouble(node.score.*term.member, 4);
+    value.resize(std::max<size_t>(value.size() + 2, 10), ' ');
+    out += line + value + term.meaning + "\n";
+  }
+}
+
+void AppendSamples(const std::vector<Sample>& samples, std::string& out) {
+  out += "samples (" + std::to_string(samples.size()) + ")\n";
+  for (const Sample& s : SortedSamples(samples)) {
+    out += "  " + s.arm + "  rep " + std::to_string(s.rep) + "  " + FormatDouble(s.value, 6);
+    for (const auto& [key, value] : s.extra) out += "  " + key + "=" + FormatDouble(value, 6);
+    out += "\n";
+  }
+}
+
+void AppendProfile(const std::optional<Profile>& profile, std::string& out) {
+  if (!profile) return;
+  out += "profile (total " + FormatDuration(profile->total_s) + ")\n";
+  for (const Component& c : SortedComponents(profile->components)) {
+    out += "  " + Percent(c.share) + "  " + c.name;
+    if (!c.layer.empty()) out += "  [" + c.layer + "]";
+    out += "\n";
+  }
+}
+
+void AppendEvents(const std::vector<Event>& events, std::string& out) {
+  out += "events (" + std::to_string(events.size()) + ")\n";
+  for (const Event& e : SortedEvents(events)) {
+    std::string time = FormatDuration(e.t);
+    time.resize(std::max<size_t>(time.size() + 2, 9), ' ');
+    out += "  " + time + e.kind + "  " + e.message + "\n";
+  }
+}
+
+}  // namespace
+
+std::string ShowText(const Node& node, const std::vector<Sample>& samples,
+                     const std::optional<Profile>& profile, const std::vector<Event>& events) {
+  std::string out = "#" + std::to_string(node.id) + " " + node.CandidateKey() + "  " +
+                    std::string(OutcomeName(node.outcome)) + "\n";
+  if (node.parent != kNoNode) Field(out, "parent", "#" + std::to_string(node.parent));
+  Field(out, "action",
+        node.value.empty() ? node.action_id : node.action_id + "  value " + node.value);
+  std::string where = report::LayerCategory(node);
+  if (!where.empty()) Field(out, "layer", where);
+  Field(out, "step", std::string(StepName(node.step)) + "  (seq " + std::to_string(node.seq) + ")");
+  if (!node.commit.empty()) Field(out, "commit", node.commit);
+  if (!node.overlay.empty()) Field(out, "overlay", OverlayText(node.overlay));
+  std::string metric = report::FormatMetric(node.metric);
+  if (node.gain) metric += "  gain " + report::FormatPercent(*node.gain);
+  Field(out, "metric", metric);
+  if (node.cost_s > 0) Field(out, "cost", FormatDuration(node.cost_s));
+  AppendScore(node, out);
+  if (!node.diagnosis.empty()) Field(out, "diagnosis", node.diagnosis);
+  if (!node.summary.empty()) Field(out, "summary", node.summary);
+  AppendSamples(samples, out);
+  AppendProfile(profile, out);
+  AppendEvents(events, out);
+  return out;
+}
+
+nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
+                        const std::optional<Profile>& profile, const std::vector<Event>& events) {
+  nlohmann::json sample_list = nlohmann::json::array();
+  for (const Sample& s : SortedSamples(samples)) {
+    sample_list.push_back({{"arm", s.arm}, {"rep", s.rep}, {"value", s.value}, {"extra", s.extra}});
+  }
+  nlohmann::json profile_json = nullptr;
+  if (profile) {
+    nlohmann::json components = nlohmann::json::array();
+    for (const Component& c : SortedComponents(profile->components)) {
+      components.push_back(
+          {{"name", c.name}, {"layer", c.layer}, {"share", c.share}, {"percent", c.share * 100}});
+    }
+    profile_json = {{"total_s", profile->total_s}, {"components", std::move(components)}};
+  }
+  nlohmann::json event_list = nlohmann::json::array();
+  for (const Event& e : SortedEvents(events)) {
+    // Event data is JSON text written by the engine; embed it as JSON when it parses.
+    nlohmann::json data = nullptr;
+    if (!e.data.empty()) {
+      data = nlohmann::json::parse(e.data, nullptr, /*allow_exceptions=*/false);
+      if (data.is_discarded()) data = e.data;
+    }
+    event_list.push_back(
+        {{"id", e.id}, {"t", e.t}, {"kind", e.kind}, {"message", e.message}, {"data", data}});
+  }
+  return {
+      {"id", node.id},
+      {"parent", node.parent == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(node.parent)},
+      {"action", node.action_id},
+      {"values", report::OptionalString(node.value)},
+      {"candidate", node.CandidateKey()},
+      {"category", node.category},
+      {"layer", node.layer},
+      {"outcome", OutcomeName(node.outcome)},
+      {"step", StepName(node.step)},
+      {"seq", node.seq},
+      {"commit", node.commit},
+      {"overlay", node.overlay},
+      {"score", report::HasScore(node) ? report::ScoreJson(node.score) : nlohmann::json(nullptr)},
+      {"metric", report::OptionalNumber(node.metric)},
+      {"gain", report::OptionalNumber(node.gain)},
+      {"diagnosis", node.diagnosis},
+      {"summary", node.summary},
+      {"created_s", node.created_s},
+      {"finished_s", node.finished_s},
+      {"cost_s", node.cost_s},
+      {"samples", std::move(sample_list)},
+      {"profile", std::move(profile_json)},
+      {"events", std::move(event_list)},
+  };
+}
+
+}  // namespace arbor

@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "report/sample_tree_testing.h"
+#include "report/views.h"
+
+namespace arbor {
+namespace {
+
+struct ShowInputs {
+  Node node = report_testing::SampleTree()[1];  // #2 compiler.O2, kept
+  std::vector<Sample> samples;
+  std::optional<Profile> profile;
+  std::vector<Event> events;
+};
+
+ShowInputs SampleInputs() {
+  ShowInputs in;
+  in.samples = {{2, "self", 1, 1510, {}},
+                {2, "parent", 0, 1000, {}},
+                {2, "self", 0, 1490, {{"p99_ms", 12.5}}}};
+  in.profile = Profile{1.84,
+                       {{"sampling", "application", 0.05},
+                        {"matmul.qkv", "kernel", 0.41},
+                        {"attention", "kernel", 0.22}}};
+  in.events = {{11, 2, "kept", "kept: +50.0%", R"({"p": 0.01})", 40.5},
+               {10, 2, "dispatched", "dispatched compiler.O2", "not json", 10.0}};
+  return in;
+}
+
+TEST(ShowJsonTest, Shape) {
+  ShowInputs in = SampleInputs();
+  nlohmann::json show = ShowJson(in.node, in.samples, in.profile, in.events);
+  nlohmann::json expected = nlohmann::json::parse(R"({
+      "id": 2, "parent": 1, "action": "compiler.O2", "values": null,
+      "candidate": "compiler.O2", "category": "flags", "layer": "compiler",
+      "outcome": "kept", "step": "done", "seq": 1, "commit": "c2",
+      "overlay": {"CXXFLAGS": "-O2"},
+      "score": {"g": 0.25, "c": 30.0, "c_norm": 0.5, "r_acc": 0.0, "r_crash": 0.01,
+                "m_gap": 1.0, "bonus": 0.125, "exploit": 0.5, "h": 0.75},
+      "metric": 1500.0, "gain": 0.5, "diagnosis": "", "summary": "set -O2",
+      "created_s": 0.0, "finished_s": 0.0, "cost_s": 30.0,
+      "samples": [{"arm": "parent", "rep": 0, "value": 1000.0, "extra": {}},
+                  {"arm": "self", "rep": 0, "value": 1490.0, "extra": {"p99_ms": 12.5}},
+                  {"arm": "self", "rep": 1, "value": 1510.0, "extra": {}}],
+      "profile": {"total_s": 1.84, "components": [
+          {"name": "matmul.qkv", "layer": "kernel", "share": 0.41, "percent": 41.0},
+          {"name": "attention", "layer": "kernel", "share": 0.22, "percent": 22.0},
+          {"name": "sampling", "layer": "application", "share": 0.05, "percent": 5.0}]},
+      "events": [
+          {"id": 10, "t": 10.0, "kind": "dispatched", "message": "dispatched compiler.O2",
+           "data": "not json"},
+          {"id": 11, "t": 40.5, "kind": "kept", "message": "kept: +50.0%",
+           "data": {"p": 0.01}}]})");
+  // Percent is share * 100 in floating point; compare those separately.
+  for (auto& c : show["profile"]["components"])
+    c["percent"] = std::round(c["percent"].get<double>());
+  EXPECT_EQ(show, expected) << show.dump(2);
+}
+
+TEST(ShowJsonTest, RootWithoutProfileOrScore) {
+  Node root = report_testing::SampleTree()[0];
+  nlohmann::json show = ShowJson(root, {}, std::nullopt, {});
+  EXPECT_TRUE(show["parent"].is_null());
+  EXPECT_TRUE(show["score"].is_null());
+  EXPECT_TRUE(show["profile"].is_null());
+  EXPECT_EQ(show["samples"], nlohmann::json::array());
+  EXPECT_EQ(show["events"], nlohmann::json::array());
+}
+
+TEST(ShowTextTest, ListsEverything) {
+  ShowInputs in = SampleInputs();
+  std::string text = ShowText(in.node, in.samples, in.profile, in.events);
+  EXPECT_EQ(text.rfind("#2 compiler.O2  kept\n", 0), 0u) << text;
+  for (const char* part :
+       {"  parent    #1\n", "  layer     compiler/flags\n", "  step      done  (seq 1)\n",
+        "  commit    c2\n", "  overlay   CXXFLAGS=-O2\n", "  metric    1500  gain +50.0%\n",
+        "  cost      30s\n", "  score     h = 0.75\n",
+        "g        0.25      expected gain (Amdahl)\n", "r_crash  0.01      crash risk\n",
+        "  summary   set -O2\n", "samples (3)\n", "  parent  rep 0  1000\n",
+        "  self  rep 0  1490  p99_ms=12.5\n", "profile (total 1.84s)\n",
+        " 41.0%  matmul.qkv  [kernel]\n", "events (2)\n",
+        "  10s      dispatched  dispatched compiler.O2\n", "  40.5s    kept  kept: +50.0%\n"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n---\n" << text;
+  }
+  EXPECT_LT(text.find("matmul.qkv"), text.find("attention"));
+  EXPECT_LT(text.find("attention"), text.find("sampling"));
+  EXPECT_LT(text.find("dispatched"), text.find("kept:"));
+}
+
+TEST(ShowTextTest, DiagnosisOfFailedNode) {
+  Node crashed = report_testing::SampleTree()[2];
+  std::string text = ShowText(crashed, {}, std::nullopt, {});
+  EXPECT_NE(text.find("  diagnosis build failed: error: \"v4sf\""), std::string::npos) << text;
+  EXPECT_NE(text.find("samples (0)\n"), std::string::npos);
+  EXPECT_EQ(text.find("profile"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arbor

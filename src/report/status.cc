@@ -1,0 +1,162 @@
+// StatusJson and StatusText (declared in report/views.h).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "report/format.h"
+#include "report/tree_index.h"
+#include "report/views.h"
+#include "util/duration.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+using report::TreeIndex;
+
+struct Counts {
+  int64_t total = 0;
+  int64_t kept = 0;
+  int64_t reverted = 0;
+  int64_t crashed = 0;
+  int64_t pruned = 0;
+  int64_t skipped = 0;
+  int64_t running = 0;
+  int64_t pending = 0;
+};
+
+Counts CountNodes(const std::vector<Node>& nodes) {
+  Counts c;
+  for (const Node& n : nodes) {
+    ++c.total;
+    switch (n.outcome) {
+      case Outcome::kKept:
+        c.kept += n.id != kRootId ? 1 : 0;
+        break;
+      case Outcome::kReverted:
+        ++c.reverted;
+        break;
+      case Outcome::kCrashed:
+        ++c.crashed;
+        break;
+      case Outcome::kPruned:
+        ++c.pruned;
+        break;
+      case Outcome::kSkipped:
+        ++c.skipped;
+        break;
+      case Outcome::kRunning:
+        ++c.running;
+        break;
+      case Outcome::kPending:
+        ++c.pending;
+        break;
+      case Outcome::kBaseline:
+        break;
+    }
+  }
+  return c;
+}
+
+// The baseline and the incumbent, as both status views need them.
+struct Summary {
+  Counts counts;
+  const Node* root = nullptr;
+  const Node* best = nullptr;
+  std::optional<double> speedup;
+  std::vector<const Node*> path;  // root .. best
+};
+
+Summary Summarize(const CampaignView& view) {
+  Summary s;
+  s.counts = CountNodes(view.nodes);
+  TreeIndex index(view.nodes);
+  for (size_t pos : index.IncumbentPath()) s.path.push_back(&index.at(pos));
+  if (s.path.empty()) return s;
+  s.root = s.path.front();
+  s.best = s.path.back();
+  s.speedup = report::Speedup(view.goal, s.root->metric, s.best->metric);
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json StatusJson(const CampaignView& view) {
+  Summary s = Summarize(view);
+  const Counts& c = s.counts;
+  nlohmann::json best = {{"node", nullptr},
+                         {"value", nullptr},
+                         {"speedup", nullptr},
+                         {"ci_low", nullptr},
+                         {"ci_high", nullptr}};
+  if (s.best != nullptr) {
+    best["node"] = s.best->id;
+    best["value"] = report::OptionalNumber(s.best->metric);
+    best["speedup"] = report::OptionalNumber(s.speedup);
+  }
+  return {
+      {"campaign", view.meta.name},
+      {"state", view.meta.state},
+      {"stop_reason", report::OptionalString(view.meta.stop_reason)},
+      {"nodes",
+       {{"total", c.total},
+        {"kept", c.kept},
+        {"reverted", c.reverted},
+        {"crashed", c.crashed},
+        {"pruned", c.pruned},
+        {"skipped", c.skipped},
+        {"running", c.running},
+        {"pending", c.pending}}},
+      {"baseline",
+       {{"metric", view.metric_name},
+        {"value", report::OptionalNumber(s.root != nullptr ? s.root->metric : std::nullopt)}}},
+      {"best", best},
+      {"elapsed_s", view.meta.elapsed_s},
+  };
+}
+
+std::string StatusText(const CampaignView& view) {
+  Summary s = Summarize(view);
+  const Counts& c = s.counts;
+  std::string out = view.meta.name + ": " + view.meta.state;
+  if (!view.meta.stop_reason.empty()) out += " (" + view.meta.stop_reason + ")";
+  out += "\n";
+
+  out += "nodes     " + std::to_string(c.total) + " total, " + std::to_string(c.kept) + " kept, " +
+         std::to_string(c.reverted) + " reverted, " + std::to_string(c.crashed) + " crashed";
+  const std::array<std::pair<int64_t, const char*>, 4> optional_counts = {{{c.pruned, "pruned"},
+                                                                           {c.skipped, "skipped"},
+                                                                           {c.running, "running"},
+                                                                           {c.pending, "pending"}}};
+  for (const auto& [count, word] : optional_counts) {
+    if (count > 0) out += ", " + std::to_string(count) + " " + word;
+  }
+  if (view.max_nodes > 0) {
+    out += "  (" + std::to_string(c.kept + c.reverted + c.crashed) + " of " +
+           std::to_string(view.max_nodes) + " evaluated)";
+  }
+  out += "\n";
+
+  std::string metric = view.metric_name.empty() ? "metric" : view.metric_name;
+  out += "metric    " + metric + " (" + (view.goal == Goal::kMax ? "max" : "min");
+  if (view.target) out += ", target " + FormatDouble(*view.target, 6);
+  out += ")  ";
+  out += report::FormatMetric(s.root != nullptr ? s.root->metric : std::nullopt);
+  if (s.best != nullptr && s.best != s.root) {
+    out += " → " + report::FormatMetric(s.best->metric) + " at #" + std::to_string(s.best->id);
+  }
+  if (s.speedup) out += "  " + report::FormatSpeedup(*s.speedup);
+  out += "\n";
+
+  out += "elapsed   " + FormatDuration(view.meta.elapsed_s);
+  if (view.max_time_s > 0) out += " of " + FormatDuration(view.max_time_s);
+  out += "\n";
+
+  std::vector<std::string> keys;
+  for (const Node* n : s.path) keys.push_back(n == s.root ? "baseline" : n->CandidateKey());
+  out += "path      " + (keys.empty() ? std::string("-") : Join(keys, " → ")) + "\n";
+  return out;
+}
+
+}  // namespace arbor

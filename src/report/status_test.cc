@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "report/sample_tree_testing.h"
+#include "report/views.h"
+
+namespace arbor {
+namespace {
+
+using report_testing::MakeNode;
+using report_testing::SampleTree;
+
+CampaignView SampleView(Goal goal = Goal::kMax) {
+  CampaignView view;
+  view.meta.name = "toy";
+  view.meta.state = "finished";
+  view.meta.stop_reason = "max_nodes";
+  view.meta.elapsed_s = 12.5;
+  view.nodes = SampleTree();
+  view.metric_name = "ops_per_s";
+  view.goal = goal;
+  view.target = 3000;
+  view.max_nodes = 60;
+  view.max_time_s = 7200;
+  return view;
+}
+
+TEST(StatusJsonTest, ExactShape) {
+  nlohmann::json expected = nlohmann::json::parse(R"({
+      "campaign": "toy", "state": "finished", "stop_reason": "max_nodes",
+      "nodes": {"total": 7, "kept": 2, "reverted": 1, "crashed": 1, "pruned": 0,
+                "skipped": 0, "running": 1, "pending": 1},
+      "baseline": {"metric": "ops_per_s", "value": 1000.0},
+      "best": {"node": 4, "value": 1800.0, "speedup": 1.8, "ci_low": null, "ci_high": null},
+      "elapsed_s": 12.5})");
+  EXPECT_EQ(StatusJson(SampleView()), expected);
+}
+
+TEST(StatusJsonTest, SpeedupForMinGoal) {
+  CampaignView view = SampleView(Goal::kMin);
+  // For a "min" metric the same numbers mean the incumbent got slower: baseline / best.
+  EXPECT_DOUBLE_EQ(StatusJson(view)["best"]["speedup"].get<double>(), 1000.0 / 1800.0);
+  view.nodes[3].metric = 250;  // #4 now a latency of 250 against 1000
+  EXPECT_DOUBLE_EQ(StatusJson(view)["best"]["speedup"].get<double>(), 4.0);
+}
+
+TEST(StatusJsonTest, BestFollowsLatestKeptChain) {
+  std::vector<Node> nodes = {MakeNode(1, kNoNode, "baseline", Outcome::kBaseline, 0),
+                             MakeNode(2, 1, "a", Outcome::kKept, 1),
+                             MakeNode(3, 2, "b", Outcome::kKept, 2),
+                             MakeNode(4, 1, "c", Outcome::kKept, 5),
+                             MakeNode(5, 4, "d", Outcome::kKept, 6),
+                             MakeNode(6, 5, "e", Outcome::kReverted, 7)};
+  nodes[0].metric = 100;
+  nodes[2].metric = 400;  // better, but on the abandoned chain
+  nodes[4].metric = 150;
+  CampaignView view;
+  view.nodes = nodes;
+  nlohmann::json status = StatusJson(view);
+  EXPECT_EQ(status["best"]["node"], 5);
+  EXPECT_EQ(status["best"]["value"], 150.0);
+  EXPECT_DOUBLE_EQ(status["best"]["speedup"].get<double>(), 1.5);
+  EXPECT_EQ(status["nodes"]["kept"], 4);
+  EXPECT_EQ(status["nodes"]["total"], 6);
+  EXPECT_NE(StatusText(view).find("path      baseline → c → d\n"), std::string::npos);
+}
+
+TEST(StatusJsonTest, NothingKeptYet) {
+  CampaignView view;
+  view.meta.name = "fresh";
+  view.nodes = {MakeNode(1, kNoNode, "baseline", Outcome::kBaseline, 0),
+                MakeNode(2, 1, "a", Outcome::kReverted, 1)};
+  view.nodes[0].metric = 10;
+  nlohmann::json status = StatusJson(view);
+  EXPECT_EQ(status["state"], "running");
+  EXPECT_TRUE(status["stop_reason"].is_null());
+  EXPECT_EQ(status["best"]["node"], 1);
+  EXPECT_EQ(status["best"]["speedup"], 1.0);
+}
+
+TEST(StatusJsonTest, EmptyCampaign) {
+  CampaignView view;
+  view.metric_name = "t";
+  nlohmann::json status = StatusJson(view);
+  EXPECT_EQ(status["nodes"]["total"], 0);
+  EXPECT_TRUE(status["baseline"]["value"].is_null());
+  for (const char* key : {"node", "value", "speedup", "ci_low", "ci_high"}) {
+    EXPECT_TRUE(status["best"][key].is_null()) << key;
+  }
+  EXPECT_FALSE(StatusText(view).empty());
+}
+
+TEST(StatusTextTest, Summary) {
+  EXPECT_EQ(StatusText(SampleView()),
+            "toy: finished (max_nodes)\n"
+            "nodes     7 total, 2 kept, 1 reverted, 1 crashed, 1 running, 1 pending  "
+            "(4 of 60 evaluated)\n"
+            "metric    ops_per_s (max, target 3000)  1000 → 1800 at #4  ×1.80 (+80.0%)\n"
+            "elapsed   12.5s of 2h\n"
+            "path      baseline → compiler.O2 → kernel.tiled[32]\n");
+}
+
+}  // namespace
+}  // namespace arbor

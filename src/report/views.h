@@ -1,0 +1,64 @@
+// Views of a campaign: status, tree (JSON, ASCII, DOT) and one node in detail.
+//
+// Pure functions over model values: no I/O, no store, no clock. The caller (app/) loads the
+// nodes, samples, profile and events and prints what these return. The JSON shapes are a
+// contract documented in docs/cli.md ("Machine-readable output"): fields may be added, never
+// renamed. Text views are for people and may change freely.
+//
+// Every function accepts nodes in any order and tolerates an incomplete tree (a node whose
+// parent is missing is drawn as an extra root). Work is linear in the number of nodes (plus
+// sorting), and nothing recurses, so campaigns with 100k nodes or 100k-deep chains render.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/spec.h"
+
+namespace arbor {
+
+// What the status views need: the stored campaign facts plus the parts of the spec that give
+// them meaning.
+struct CampaignView {
+  CampaignMeta meta;
+  std::vector<Node> nodes;
+  std::string metric_name;
+  Goal goal = Goal::kMax;
+  std::optional<double> target;
+  int max_nodes = 0;
+  double max_time_s = 0;
+};
+
+// `arbor status --json`. "best" is the incumbent (the kept chain from the root, latest kept
+// child at each level, as Tree::Incumbent); it is the root itself while nothing is kept.
+// Besides the documented fields, "nodes" also counts "pending" so the counts add up to total.
+nlohmann::json StatusJson(const CampaignView& view);
+// A compact human summary: state, counts, baseline -> best with speedup, elapsed, kept path.
+std::string StatusText(const CampaignView& view);
+
+// `arbor tree --format json`: {"nodes": [...]} in id order. "score" is null for the root and
+// for nodes never dispatched (seq 0).
+nlohmann::json TreeJson(const std::vector<Node>& nodes);
+
+struct AsciiOptions {
+  bool color = false;  // ANSI colours on the outcome words
+};
+// An indented tree, one line per node, children by dispatch order (undispatched last, by id).
+// Nodes on the incumbent path carry a '*' before their id. Indentation is capped for very
+// deep trees (the deepest columns are kept, a "···" marks the cut) so output stays linear.
+std::string TreeAscii(const std::vector<Node>& nodes, const AsciiOptions& options = {});
+// Graphviz DOT: one box per node filled by outcome, edges parent -> child.
+std::string TreeDot(const std::vector<Node>& nodes);
+
+// `arbor show NODE`: everything about one node. The caller passes the node's own samples,
+// its profile (if one was taken) and its events; they are listed in a stable order (samples
+// by arm then rep, profile components by share descending, events by time then id).
+std::string ShowText(const Node& node, const std::vector<Sample>& samples,
+                     const std::optional<Profile>& profile, const std::vector<Event>& events);
+nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
+                        const std::optional<Profile>& profile, const std::vector<Event>& events);
+
+}  // namespace arbor
