@@ -1,1 +1,140 @@
-int main() { return 0; }
+// `arbor`: argument parsing and verbs only; every verb is one call into app/.
+// Exceptions from libraries are caught in their adapters; anything left is caught here and
+// printed as one line (exit 1).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "app/campaign.h"
+#include "arbor/exit_codes.h"
+#include "util/duration.h"
+
+namespace arbor {
+namespace {
+
+int Print(const Result<std::string>& r) {
+  if (!r.ok()) {
+    std::fprintf(stderr, "arbor: %s\n", r.error().message.c_str());
+    return r.error().code ? r.error().code : kExitInternal;
+  }
+  std::fputs(r->c_str(), stdout);
+  return kExitOk;
+}
+
+int NotBuilt(const std::string& verb, const std::string& issue) {
+  std::fprintf(stderr, "arbor: `arbor %s` is not built yet (issue #%s)\n", verb.c_str(),
+               issue.c_str());
+  return kExitConfig;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"Arbor: autonomous performance-optimization campaigns as a scored tree search"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "arbor 0.1.0");
+
+  std::string file = "arbor.toml";
+  bool force = false;
+  auto* init = app.add_subcommand("init", "write a commented campaign-file template");
+  init->add_option("file", file, "campaign file to write");
+  init->add_flag("--force", force, "overwrite an existing file");
+
+  RunOptions run_opts;
+  std::string max_time;
+  int max_nodes = 0;
+  auto add_run_options = [&](CLI::App* cmd) {
+    cmd->add_option("file", run_opts.file, "campaign file (default arbor.toml)");
+    cmd->add_flag("--json", run_opts.json, "JSON lines on stdout");
+    cmd->add_option("--events", run_opts.events_file, "append JSON-lines events to FILE");
+    cmd->add_option("--max-nodes", max_nodes, "override [search] max_nodes")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--max-time", max_time, "override [search] max_time (e.g. 30m)");
+    cmd->add_flag("--quiet", run_opts.quiet, "no status line or log lines");
+  };
+  auto* run = app.add_subcommand("run", "start a campaign or continue it where it stopped");
+  add_run_options(run);
+  auto* resume = app.add_subcommand("resume", "continue an existing campaign");
+  add_run_options(resume);
+
+  ViewOptions view;
+  std::string format = "ascii";
+  auto* status = app.add_subcommand("status", "summary of a campaign");
+  status->add_option("file", view.file, "campaign file");
+  status->add_flag("--json", view.json, "machine-readable (docs/cli.md)");
+  auto* tree = app.add_subcommand("tree", "the campaign's tree");
+  tree->add_option("file", view.file, "campaign file");
+  tree->add_option("--format", format, "ascii | json | dot")
+      ->check(CLI::IsMember({"ascii", "json", "dot"}));
+  long long node_id = 0;
+  auto* show = app.add_subcommand("show", "everything about one node");
+  show->add_option("node", node_id, "node id")->required();
+  show->add_option("file", view.file, "campaign file");
+  show->add_flag("--json", view.json, "machine-readable");
+
+  auto* kb = app.add_subcommand("kb", "knowledge base (not built yet)");
+  kb->allow_extras();
+  auto* report = app.add_subcommand("report", "HTML report (not built yet)");
+  report->allow_extras();
+  auto* serve = app.add_subcommand("serve", "live dashboard (not built yet)");
+  serve->allow_extras();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  if (*init) return Print(InitCommand(file, force));
+  if (*run || *resume) {
+    run_opts.resume_only = resume->parsed();
+    if (max_nodes > 0) run_opts.max_nodes = max_nodes;
+    if (!max_time.empty()) {
+      auto t = ParseDuration(max_time);
+      if (!t.ok()) {
+        std::fprintf(stderr, "arbor: --max-time: %s\n", t.error().message.c_str());
+        return kExitUsage;
+      }
+      run_opts.max_time_s = *t;
+    }
+    auto r = RunCampaign(run_opts);
+    if (!r.ok()) {
+      std::fprintf(stderr, "arbor: %s\n", r.error().message.c_str());
+      return r.error().code ? r.error().code : kExitInternal;
+    }
+    if (!run_opts.quiet && !run_opts.json) {
+      ViewOptions v;
+      v.file = run_opts.file;
+      auto s = StatusCommand(v);
+      if (s.ok()) std::fputs(s->c_str(), stdout);
+    }
+    return *r;
+  }
+  if (*status) return Print(StatusCommand(view));
+  if (*tree) {
+    view.format = format == "json"  ? TreeFormat::kJson
+                  : format == "dot" ? TreeFormat::kDot
+                                    : TreeFormat::kAscii;
+    view.color = isatty(STDOUT_FILENO) != 0;
+    return Print(TreeCommand(view));
+  }
+  if (*show) return Print(ShowCommand(view, node_id));
+  if (*kb) return NotBuilt("kb", "4");
+  if (*report) return NotBuilt("report", "8");
+  if (*serve) return NotBuilt("serve", "8");
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace arbor
+
+int main(int argc, char** argv) {
+  try {
+    return arbor::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "arbor: internal error: %s\n", e.what());
+    return arbor::kExitInternal;
+  }
+}

@@ -1,0 +1,184 @@
+#include "app/campaign.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "app/command_target.h"
+#include "app/crash_points.h"
+#include "app/paths.h"
+#include "app/sinks.h"
+#include "arbor/exit_codes.h"
+#include "config/campaign_loader.h"
+#include "config/template.h"
+#include "core/gate.h"
+#include "core/orchestrator.h"
+#include "exec/git_workspace.h"
+#include "specialists/builtin.h"
+#include "store/sqlite_store.h"
+
+namespace arbor {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<Orchestrator*> g_running{nullptr};
+std::atomic<int> g_signals{0};
+
+void OnSignal(int) {
+  // First signal: stop after the current step (state stays consistent). Second: leave now;
+  // resume reconciles whatever was in flight.
+  if (g_signals.fetch_add(1) >= 1) _exit(kExitInterrupted);
+  if (Orchestrator* o = g_running.load()) o->RequestStop();
+}
+
+class SteadyClock : public Clock {
+ public:
+  double Now() override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+// Holds an exclusive flock on the campaign's lock file: one arbor process per campaign.
+class CampaignLock {
+ public:
+  ~CampaignLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Status Acquire(const std::string& path) {
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return MakeError("cannot open " + path, kExitState);
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char buf[32] = {0};
+      ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+      std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+      return MakeError("the campaign is already running (pid " + pid + ")", kExitState);
+    }
+    std::string pid = std::to_string(getpid());
+    if (ftruncate(fd_, 0) == 0 && pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+      // The pid is informational only.
+    }
+    return {};
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+Error WithCode(const Error& e, int code) { return Error{e.message, e.code ? e.code : code}; }
+
+}  // namespace
+
+Result<CampaignSpec> LoadSpec(const std::string& file) {
+  auto spec = LoadCampaignFile(file);
+  if (!spec.ok()) return WithCode(spec.error(), kExitConfig);
+  return spec;
+}
+
+Result<int> RunCampaign(const RunOptions& options) {
+  auto loaded = LoadSpec(options.file);
+  if (!loaded.ok()) return loaded.error();
+  CampaignSpec spec = std::move(*loaded);
+  if (options.max_nodes) spec.search.max_nodes = *options.max_nodes;
+  if (options.max_time_s) spec.search.max_time_s = *options.max_time_s;
+  CampaignPaths paths = PathsFor(spec);
+
+  GitWorkspace workspace(spec.workspace, spec.name);
+  auto base = workspace.Open();  // validates the repository before anything is written
+  if (!base.ok()) return WithCode(base.error(), kExitState);
+  if (options.resume_only && !fs::exists(paths.db)) {
+    return MakeError("no campaign '" + spec.name + "' to resume in " + spec.workspace +
+                         " (start one with `arbor run`)",
+                     kExitState);
+  }
+  std::error_code ec;
+  fs::create_directories(paths.runs, ec);
+  if (ec) return MakeError("cannot create " + paths.runs + ": " + ec.message(), kExitState);
+  CampaignLock lock;
+  ARBOR_TRY(lock.Acquire(paths.lock));
+
+  auto opened = SqliteStore::Open(paths.db, OpenMode::kReadWrite);
+  if (!opened.ok()) return WithCode(opened.error(), kExitStore);
+  std::unique_ptr<SqliteStore> sqlite = std::move(*opened);
+  Store* store = sqlite.get();
+  std::unique_ptr<CrashPointStore> crashing;
+  if (const char* at = std::getenv("ARBOR_CRASH_AT")) {
+    auto point = ParseCrashPoint(at);
+    if (!point.ok()) return WithCode(point.error(), kExitUsage);
+    crashing = std::make_unique<CrashPointStore>(store, *point);
+    store = crashing.get();
+  }
+
+  CommandTarget target(&spec, paths.runs);
+  BuiltinSpecialist specialist(&spec, paths.runs);
+  MedianGate gate;
+  SteadyClock clock;
+  TeeSink sink;
+  std::unique_ptr<TerminalSink> terminal;
+  std::unique_ptr<JsonLinesSink> json_out;
+  std::unique_ptr<JsonLinesSink> json_file;
+  std::FILE* events = nullptr;
+  if (!options.quiet) {
+    terminal = std::make_unique<TerminalSink>(stderr, isatty(STDERR_FILENO) != 0, spec.metric.name);
+    sink.Add(terminal.get());
+  }
+  if (options.json) {
+    json_out = std::make_unique<JsonLinesSink>(stdout);
+    sink.Add(json_out.get());
+  }
+  if (!options.events_file.empty()) {
+    events = std::fopen(options.events_file.c_str(), "a");
+    if (events == nullptr) {
+      return MakeError("cannot open events file " + options.events_file, kExitUsage);
+    }
+    json_file = std::make_unique<JsonLinesSink>(events);
+    sink.Add(json_file.get());
+  }
+
+  Orchestrator orchestrator(spec,
+                            Ports{store, &workspace, &target, &specialist, &gate, &clock, &sink});
+  g_running.store(&orchestrator);
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  auto summary = orchestrator.Run();
+  g_running.store(nullptr);
+  terminal.reset();
+  if (events) std::fclose(events);
+  if (!summary.ok()) return WithCode(summary.error(), kExitInternal);
+  if (options.json) {
+    auto status = StatusCommand(ViewOptions{options.file, true});
+    if (status.ok()) std::printf("{\"type\":\"summary\",\"status\":%s}\n", status->c_str());
+  }
+  return summary->state == "stopped" ? kExitInterrupted : kExitOk;
+}
+
+Result<std::string> InitCommand(const std::string& file, bool force) {
+  if (fs::exists(file) && !force) {
+    return MakeError(file + " exists; use --force to overwrite it", kExitUsage);
+  }
+  std::string name = fs::absolute(file).parent_path().filename().string();
+  std::string clean;
+  for (char c : name)
+    clean +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '-';
+  if (clean.empty()) clean = "campaign";
+  std::ofstream out(file, std::ios::trunc);
+  out << CampaignTemplate(clean);
+  if (!out) return MakeError("cannot write " + file, kExitState);
+  return "wrote " + file +
+         ": edit the [target] commands and the [[action]] list, then `arbor run`\n";
+}
+
+}  // namespace arbor

@@ -1,0 +1,42 @@
+// The composition root: wires the real adapters (SQLite store, git workspace, command target,
+// builtin specialist) into core's Orchestrator and runs, resumes or inspects a campaign.
+// Every function returns the exit code to use, or an Error whose `code` is one of
+// include/arbor/exit_codes.h.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/spec.h"
+#include "util/result.h"
+
+namespace arbor {
+
+struct RunOptions {
+  std::string file = "arbor.toml";
+  bool resume_only = false;  // `arbor resume`: there must be a campaign to continue
+  std::optional<int> max_nodes;
+  std::optional<double> max_time_s;
+  bool json = false;        // JSON lines on stdout
+  std::string events_file;  // JSON lines appended here
+  bool quiet = false;       // no status line / log lines on stderr
+};
+
+// Loads the campaign file; errors carry kExitConfig.
+Result<CampaignSpec> LoadSpec(const std::string& file);
+Result<int> RunCampaign(const RunOptions& options);
+
+enum class TreeFormat { kAscii, kJson, kDot };
+struct ViewOptions {
+  std::string file = "arbor.toml";
+  bool json = false;
+  TreeFormat format = TreeFormat::kAscii;
+  bool color = false;
+};
+// Each returns the text to print on stdout.
+Result<std::string> StatusCommand(const ViewOptions& options);
+Result<std::string> TreeCommand(const ViewOptions& options);
+Result<std::string> ShowCommand(const ViewOptions& options, long long node);
+Result<std::string> InitCommand(const std::string& file, bool force);
+
+}  // namespace arbor

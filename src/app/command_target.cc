@@ -1,0 +1,171 @@
+#include "app/command_target.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "formats/metrics.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Arbor's own secrets (API keys, tokens) must never reach a target command: only these pass.
+constexpr const char* kInherited[] = {"PATH",   "HOME", "USER",   "LOGNAME", "LANG",
+                                      "LC_ALL", "TZ",   "TMPDIR", "SHELL",   "TERM"};
+
+std::string ReadIfExists(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return "";
+  auto r = ReadFileBounded(path);
+  return r.ok() ? *r : "";
+}
+
+}  // namespace
+
+CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir)
+    : spec_(spec), runs_dir_(std::move(runs_dir)) {}
+
+std::map<std::string, std::string> CommandTarget::InheritedEnv() {
+  std::map<std::string, std::string> env;
+  for (const char* name : kInherited) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  return env;
+}
+
+CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::string& command,
+                                          double timeout_s) {
+  Run run;
+  run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
+  std::error_code ec;
+  fs::remove_all(run.out_dir, ec);  // a replayed step starts from an empty folder
+  fs::create_directories(run.out_dir + "/out", ec);
+  run.step.log_dir = run.out_dir;
+  if (ec) {
+    run.step.kind = ExitKind::kSpawnError;
+    run.step.detail = "cannot create " + run.out_dir + ": " + ec.message();
+    return run;
+  }
+  RunSpec rs;
+  rs.command = command;
+  rs.cwd = ctx.worktree;
+  rs.env = InheritedEnv();
+  for (const auto& [k, v] : ctx.env) rs.env[k] = v;
+  rs.env["ARBOR_NODE"] = std::to_string(ctx.node);
+  rs.env["ARBOR_WORKTREE"] = ctx.worktree;
+  rs.env["ARBOR_OUT"] = run.out_dir + "/out";
+  rs.env["ARBOR_REPETITION"] = std::to_string(ctx.repetition);
+  rs.timeout_s = timeout_s;
+  rs.memory_limit_mb = spec_->target.memory_limit_mb;
+  rs.cpu_limit_s = spec_->target.cpu_limit_s;
+  rs.output_limit_bytes = static_cast<long long>(spec_->target.output_limit_mb * 1024 * 1024);
+  rs.stdout_path = run.out_dir + "/stdout";
+  rs.stderr_path = run.out_dir + "/stderr";
+  run.stdout_path = rs.stdout_path;
+  auto r = RunCommand(rs);
+  if (!r.ok()) {
+    run.step.kind = ExitKind::kSpawnError;
+    run.step.detail = r.error().message;
+    return run;
+  }
+  run.step.duration_s = r->duration_s;
+  switch (r->status) {
+    case RunResult::Status::kExited:
+      run.step.exit_code = r->exit_code;
+      run.step.kind = r->exit_code == 0 ? ExitKind::kOk : ExitKind::kFailed;
+      // `sh -c` reports a child killed by signal N as exit code 128+N: that is a crash of
+      // the command, not a verdict it gave (a check exiting 1 is a verdict).
+      if (r->exit_code > 128 && r->exit_code < 128 + 32) {
+        run.step.kind = ExitKind::kSignaled;
+        run.step.signal = r->exit_code - 128;
+        run.step.detail = "exit code " + std::to_string(r->exit_code) + " from the shell";
+      }
+      break;
+    case RunResult::Status::kSignaled:
+      run.step.kind = ExitKind::kSignaled;
+      run.step.signal = r->signal;
+      break;
+    case RunResult::Status::kTimedOut:
+      run.step.kind = ExitKind::kTimedOut;
+      run.step.signal = r->signal;
+      run.step.detail = "limit " + FormatDouble(timeout_s) + "s";
+      break;
+  }
+  if (!run.step.ok()) {
+    run.step.tail = ReadTail(rs.stderr_path, 2048);
+    if (Trim(run.step.tail).empty()) run.step.tail = ReadTail(rs.stdout_path, 2048);
+  }
+  return run;
+}
+
+StepResult CommandTarget::Build(const RunContext& ctx) {
+  if (spec_->target.build.empty()) return StepResult{};
+  return Execute(ctx, spec_->target.build, spec_->target.build_timeout_s).step;
+}
+
+Measurement CommandTarget::Check(const RunContext& ctx) {
+  Measurement m;
+  if (spec_->target.check.empty()) return m;
+  Run run = Execute(ctx, spec_->target.check, spec_->target.check_timeout_s);
+  m.step = run.step;
+  if (!m.step.ok() || !spec_->accuracy.source) return m;
+  std::string out = ReadIfExists(run.stdout_path);
+  auto v =
+      ExtractMetric(*spec_->accuracy.source, out, ReadIfExists(run.out_dir + "/out/metrics.json"));
+  if (!v.ok()) {
+    m.step.kind = ExitKind::kBadOutput;
+    m.step.detail = "accuracy " + v.error().message;
+    return m;
+  }
+  m.value = *v;
+  return m;
+}
+
+Measurement CommandTarget::Bench(const RunContext& ctx) {
+  Measurement m;
+  Run run = Execute(ctx, spec_->target.bench, spec_->target.bench_timeout_s);
+  m.step = run.step;
+  if (!m.step.ok()) return m;
+  std::string out = ReadIfExists(run.stdout_path);
+  std::string metrics_file = ReadIfExists(run.out_dir + "/out/metrics.json");
+  auto v = ExtractMetric(spec_->metric.source, out, metrics_file);
+  if (!v.ok()) {
+    m.step.kind = ExitKind::kBadOutput;
+    m.step.detail = v.error().message;
+    return m;
+  }
+  m.value = *v;
+  // Guards and work are optional readings: a missing one is judged by the gate, not here.
+  for (const Guard& g : spec_->metric.guards) {
+    auto gv = ExtractMetric(g.source, out, metrics_file);
+    if (gv.ok()) m.extra[g.name] = *gv;
+  }
+  if (spec_->metric.work) {
+    auto w = ExtractMetric(*spec_->metric.work, out, metrics_file);
+    if (w.ok()) m.extra["work"] = *w;
+  }
+  return m;
+}
+
+ProfileResult CommandTarget::Profile(const RunContext& ctx) {
+  ProfileResult r;
+  if (spec_->target.profile.empty()) return r;
+  Run run = Execute(ctx, spec_->target.profile, spec_->target.profile_timeout_s);
+  r.step = run.step;
+  if (!r.step.ok()) return r;
+  std::string text = ReadIfExists(run.out_dir + "/out/profile.json");
+  if (text.empty()) text = ReadIfExists(run.stdout_path);
+  auto p = ParseProfile(text);
+  if (!p.ok()) {
+    r.step.kind = ExitKind::kBadOutput;
+    r.step.detail = p.error().message;
+    return r;
+  }
+  r.profile = *p;
+  return r;
+}
+
+}  // namespace arbor

@@ -1,0 +1,46 @@
+// CrashPointStore: a Store decorator that kills the process with SIGKILL just before or just
+// after the transaction carrying the n-th event of a kind, when ARBOR_CRASH_AT says so
+// ("before:kept:1", "after:measured:3"). It exists so tests can prove, deterministically, that
+// a kill -9 at any write loses nothing; without the variable it is not installed.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/ports.h"
+
+namespace arbor {
+
+struct CrashPoint {
+  bool before = true;
+  std::string kind;
+  int n = 1;
+};
+
+// Parses ARBOR_CRASH_AT's syntax; an Error names what was expected.
+Result<CrashPoint> ParseCrashPoint(const std::string& text);
+
+class CrashPointStore : public Store {
+ public:
+  CrashPointStore(Store* inner, CrashPoint point) : inner_(inner), point_(std::move(point)) {}
+  Status Apply(const Mutation& m) override;
+  Result<std::optional<CampaignMeta>> LoadMeta() override { return inner_->LoadMeta(); }
+  Result<std::vector<Node>> LoadNodes() override { return inner_->LoadNodes(); }
+  Result<std::vector<Sample>> LoadSamples(NodeId node) override {
+    return inner_->LoadSamples(node);
+  }
+  Result<std::optional<Profile>> LoadProfile(NodeId node) override {
+    return inner_->LoadProfile(node);
+  }
+  Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
+    return inner_->LoadEvents(node, after_id, limit);
+  }
+
+ private:
+  Store* inner_;
+  CrashPoint point_;
+  int seen_ = 0;
+};
+
+}  // namespace arbor

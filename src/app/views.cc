@@ -1,0 +1,102 @@
+// status / tree / show: read-only views over the campaign store, safe while a campaign runs
+// (the store is opened read-only; SQLite's WAL lets readers and the writer proceed together).
+#include "report/views.h"
+
+#include <memory>
+
+#include "app/campaign.h"
+#include "app/paths.h"
+#include "arbor/exit_codes.h"
+#include "store/sqlite_store.h"
+
+namespace arbor {
+namespace {
+
+struct Opened {
+  CampaignSpec spec;
+  std::unique_ptr<SqliteStore> store;
+};
+
+Result<Opened> OpenForReading(const std::string& file) {
+  auto spec = LoadSpec(file);
+  if (!spec.ok()) return spec.error();
+  CampaignPaths paths = PathsFor(*spec);
+  auto store = SqliteStore::Open(paths.db, OpenMode::kReadOnly);
+  if (!store.ok()) {
+    return MakeError("no campaign '" + spec->name + "' has run in " + spec->workspace + " yet (" +
+                         store.error().message + ")",
+                     kExitState);
+  }
+  return Opened{std::move(*spec), std::move(*store)};
+}
+
+Result<CampaignView> LoadView(Opened* o) {
+  CampaignView view;
+  auto meta = o->store->LoadMeta();
+  if (!meta.ok()) return MakeError(meta.error().message, kExitStore);
+  if (meta->has_value()) view.meta = **meta;
+  auto nodes = o->store->LoadNodes();
+  if (!nodes.ok()) return MakeError(nodes.error().message, kExitStore);
+  view.nodes = std::move(*nodes);
+  view.metric_name = o->spec.metric.name;
+  view.goal = o->spec.metric.goal;
+  view.target = o->spec.metric.target;
+  view.max_nodes = o->spec.search.max_nodes;
+  view.max_time_s = o->spec.search.max_time_s;
+  return view;
+}
+
+}  // namespace
+
+Result<std::string> StatusCommand(const ViewOptions& options) {
+  auto opened = OpenForReading(options.file);
+  if (!opened.ok()) return opened.error();
+  auto view = LoadView(&*opened);
+  if (!view.ok()) return view.error();
+  if (options.json) return StatusJson(*view).dump() + "\n";
+  return StatusText(*view);
+}
+
+Result<std::string> TreeCommand(const ViewOptions& options) {
+  auto opened = OpenForReading(options.file);
+  if (!opened.ok()) return opened.error();
+  auto nodes = opened->store->LoadNodes();
+  if (!nodes.ok()) return MakeError(nodes.error().message, kExitStore);
+  switch (options.format) {
+    case TreeFormat::kJson:
+      return TreeJson(*nodes).dump() + "\n";
+    case TreeFormat::kDot:
+      return TreeDot(*nodes);
+    case TreeFormat::kAscii:
+      break;
+  }
+  AsciiOptions ascii;
+  ascii.color = options.color;
+  return TreeAscii(*nodes, ascii);
+}
+
+Result<std::string> ShowCommand(const ViewOptions& options, long long id) {
+  auto opened = OpenForReading(options.file);
+  if (!opened.ok()) return opened.error();
+  auto nodes = opened->store->LoadNodes();
+  if (!nodes.ok()) return MakeError(nodes.error().message, kExitStore);
+  const Node* node = nullptr;
+  for (const Node& n : *nodes) {
+    if (n.id == id) node = &n;
+  }
+  if (node == nullptr) {
+    return MakeError("no node #" + std::to_string(id) + " in campaign '" + opened->spec.name +
+                         "' (it has " + std::to_string(nodes->size()) + " nodes)",
+                     kExitState);
+  }
+  auto samples = opened->store->LoadSamples(id);
+  auto profile = opened->store->LoadProfile(id);
+  auto events = opened->store->LoadEvents(id, 0, 100000);
+  if (!samples.ok() || !profile.ok() || !events.ok()) {
+    return MakeError("cannot read node #" + std::to_string(id) + " from the store", kExitStore);
+  }
+  if (options.json) return ShowJson(*node, *samples, *profile, *events).dump() + "\n";
+  return ShowText(*node, *samples, *profile, *events);
+}
+
+}  // namespace arbor
