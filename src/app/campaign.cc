@@ -22,6 +22,7 @@
 #include "core/gate.h"
 #include "core/orchestrator.h"
 #include "exec/git_workspace.h"
+#include "exec/runner.h"
 #include "specialists/builtin.h"
 #include "store/sqlite_store.h"
 
@@ -154,6 +155,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   sigaction(SIGTERM, &sa, nullptr);
   auto summary = orchestrator.Run();
   g_running.store(nullptr);
+  KillOrphans();  // anything a command left behind that no run could claim
   terminal.reset();
   if (events) std::fclose(events);
   if (!summary.ok()) return WithCode(summary.error(), kExitInternal);

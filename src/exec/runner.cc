@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,6 +50,7 @@ struct ChildPlan {
   bool limit_cpu = false;
   rlimit cpu{};
   int max_fd = 1024;
+  pid_t parent_pid = 0;
 };
 
 enum ChildStage { kStageDup, kStageChdir, kStageRlimitAs, kStageRlimitCpu, kStageExec };
@@ -76,6 +78,10 @@ const char* StageText(int stage) {
 
 [[noreturn]] void ChildExec(const ChildPlan& plan) {
   setsid();
+  // If Arbor itself is killed (kill -9), the command dies with it instead of running on as an
+  // orphan; its own descendants are reaped by the next Arbor's KillOrphans()/session sweep.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != plan.parent_pid) _exit(127);  // the parent died before prctl took effect
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int s = 1; s < NSIG; ++s) {
@@ -339,6 +345,7 @@ Result<RunResult> RunCommand(const RunSpec& spec) {
   ARBOR_TRY(MakePipe(&status_read, &status_write));
 
   ChildPlan plan;
+  plan.parent_pid = getpid();
   plan.cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
   plan.argv = argv;
   plan.envp = envp.data();
