@@ -9,6 +9,7 @@ inline constexpr int kExitUsage = 2;     // unknown verb/option, bad argument
 inline constexpr int kExitConfig = 3;    // campaign file error, or a verb not built yet
 inline constexpr int kExitState = 4;     // workspace/state: not a repo, dirty, no campaign
 inline constexpr int kExitStore = 5;     // the SQLite store cannot be opened or written
+inline constexpr int kExitBaseline = 6;  // the unmodified workspace fails to build/check/bench
 inline constexpr int kExitInterrupted = 130;
 
 }  // namespace arbor

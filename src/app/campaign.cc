@@ -19,6 +19,7 @@
 #include "arbor/exit_codes.h"
 #include "config/campaign_loader.h"
 #include "config/template.h"
+#include "core/critic_gate.h"
 #include "core/gate.h"
 #include "core/orchestrator.h"
 #include "exec/git_workspace.h"
@@ -91,6 +92,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   CampaignSpec spec = std::move(*loaded);
   if (options.max_nodes) spec.search.max_nodes = *options.max_nodes;
   if (options.max_time_s) spec.search.max_time_s = *options.max_time_s;
+  if (options.no_critic) spec.critic.enabled = false;
   CampaignPaths paths = PathsFor(spec);
 
   GitWorkspace workspace(spec.workspace, spec.name);
@@ -121,7 +123,11 @@ Result<int> RunCampaign(const RunOptions& options) {
 
   CommandTarget target(&spec, paths.runs);
   BuiltinSpecialist specialist(&spec, paths.runs);
-  MedianGate gate;
+  // The Critic's statistical gate; the plain median comparison exists for ablations only and
+  // the campaign records which one it was started with (it cannot change mid-campaign).
+  CriticGate critic_gate;
+  MedianGate median_gate;
+  Gate& gate = spec.critic.enabled ? static_cast<Gate&>(critic_gate) : median_gate;
   SteadyClock clock;
   TeeSink sink;
   std::unique_ptr<TerminalSink> terminal;

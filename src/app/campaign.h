@@ -20,6 +20,7 @@ struct RunOptions {
   bool json = false;        // JSON lines on stdout
   std::string events_file;  // JSON lines appended here
   bool quiet = false;       // no status line / log lines on stderr
+  bool no_critic = false;   // ablation only: median comparison, no A/B, no confirmation
 };
 
 // Loads the campaign file; errors carry kExitConfig.

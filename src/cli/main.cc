@@ -52,6 +52,8 @@ int Main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     cmd->add_option("--max-time", max_time, "override [search] max_time (e.g. 30m)");
     cmd->add_flag("--quiet", run_opts.quiet, "no status line or log lines");
+    cmd->add_flag("--no-critic", run_opts.no_critic,
+                  "ablation runs only: keep on a plain median comparison (recorded)");
   };
   auto* run = app.add_subcommand("run", "start a campaign or continue it where it stopped");
   add_run_options(run);

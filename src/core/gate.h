@@ -4,6 +4,7 @@
 // the parent's median by at least min_effect (goal-aware) and every guard holds.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,14 +18,27 @@ struct GateInput {
   const CriticSpec* critic = nullptr;
   std::vector<Sample> parent;
   std::vector<Sample> candidate;
+  uint64_t seed = 0;    // seeds the CriticGate's bootstrap: same seed, same interval
+  int repetitions = 0;  // CriticGate: samples per arm per round; 0 = metric->repetitions
 };
 
 struct Verdict {
   bool keep = false;
-  double gain = 0;        // relative improvement of the median, goal-aware (+ = better)
+  double gain = 0;  // relative improvement of the median, goal-aware (+ = better)
   double parent_median = 0;
   double candidate_median = 0;
-  std::string reason;     // one line: "median 123.4 vs 110.0 (+12.2% ≥ 1.0%)"
+  std::string reason;  // one line: "median 123.4 vs 110.0 (+12.2% ≥ 1.0%)"
+  // Filled by CriticGate (docs/critic.md); MedianGate leaves the defaults.
+  std::string decision;  // "keep", "revert", "more" (measure again), "noisy" (too noisy to tell)
+  int more_samples = 0;  // > 0: inconclusive, measure this many more per arm and judge again
+  double p_value = 1;    // one-sided Mann–Whitney U, in the goal's favourable direction
+  double speedup = 1;    // goal-aware median ratio (> 1 = better)
+  double ci_low = 0;     // 95% bootstrap interval of that ratio (0, 0 while "more")
+  double ci_high = 0;
+  double cv = 0;       // pooled coefficient of variation of the two arms
+  int round = 0;       // which look of the sequential test this verdict is (1-based)
+  int max_rounds = 0;  // the last look: at it the gate always decides
+  int outliers = 0;    // samples beyond 3 MADs in either arm (flagged, never dropped)
 };
 
 class Gate {

@@ -41,6 +41,12 @@ constexpr std::array<std::pair<ExitKind, std::string_view>, 6> kExitKindNames = 
     {ExitKind::kBadOutput, "bad_output"},
 }};
 
+constexpr std::array<std::pair<ConstraintKind, std::string_view>, 3> kConstraintKindNames = {{
+    {ConstraintKind::kForbidAction, "forbid_action"},
+    {ConstraintKind::kForbidCategory, "forbid_category"},
+    {ConstraintKind::kForbidValues, "forbid_values"},
+}};
+
 template <typename E, size_t N>
 std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
   for (const auto& [value, name] : table) {
@@ -77,6 +83,50 @@ std::string CandidateKey(std::string_view action_id, std::string_view value) {
     key += ']';
   }
   return key;
+}
+
+std::string_view ConstraintKindName(ConstraintKind k) { return NameOf(kConstraintKindNames, k); }
+std::optional<ConstraintKind> ParseConstraintKind(std::string_view s) {
+  return Parse(kConstraintKindNames, s);
+}
+
+std::string DescribeConstraint(const Constraint& c) {
+  std::string what;
+  switch (c.kind) {
+    case ConstraintKind::kForbidAction:
+      what = "forbid " + c.action;
+      break;
+    case ConstraintKind::kForbidCategory:
+      what = "forbid category " + c.category;
+      break;
+    case ConstraintKind::kForbidValues: {
+      what = "forbid " + c.action + " values";
+      auto num = [](double v) {
+        std::string t = std::to_string(v);
+        while (!t.empty() && t.back() == '0') t.pop_back();
+        if (!t.empty() && t.back() == '.') t.pop_back();
+        return t;
+      };
+      if (c.min && c.max && *c.min == *c.max) {
+        what += " = " + num(*c.min);
+      } else {
+        if (c.min) what += " >= " + num(*c.min);
+        if (c.max) what += std::string(c.min ? " and" : "") + " <= " + num(*c.max);
+      }
+      break;
+    }
+  }
+  what += c.scope == ConstraintScope::kCampaign ? " (campaign"
+                                                : " (below #" + std::to_string(c.scope_node);
+  what += c.until_keep ? ", until the next keep)" : ")";
+  if (!c.reason.empty()) what += ": " + c.reason;
+  if (c.source != kNoNode) what += " (#" + std::to_string(c.source) + ")";
+  return what;
+}
+
+bool CriticNote::empty() const {
+  return !p_value && !ci_low && !ci_high && !confirmed && rca.empty() && evidence.empty() &&
+         suggestion.empty() && requeued_from == kNoNode && flags.empty() && constraints.empty();
 }
 
 std::string Node::CandidateKey() const { return arbor::CandidateKey(action_id, value); }

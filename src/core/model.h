@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace arbor {
@@ -42,15 +43,52 @@ using EnvOverlay = std::map<std::string, std::string>;
 
 // The terms of h(a) at the moment a candidate was chosen, kept for explanation.
 struct ScoreTerms {
-  double g = 0;        // expected relative gain (Amdahl), fraction of end-to-end time
-  double c = 0;        // expected cost, seconds
-  double c_norm = 1;   // cost relative to the campaign's reference cost
+  double g = 0;       // expected relative gain (Amdahl), fraction of end-to-end time
+  double c = 0;       // expected cost, seconds
+  double c_norm = 1;  // cost relative to the campaign's reference cost
   double r_acc = 0;
   double r_crash = 0;
   double m_gap = 1;
   double bonus = 0;    // UCB exploration term
   double exploit = 0;  // the first term of h(a), before normalisation
   double h = 0;        // final score
+};
+
+// A rule the Critic published that keeps the search out of a region (ARBOR.md "Crashes become
+// constraints"). It is stored on the node that caused it; the active set is derived from the
+// tree (scope, expiry), so resume needs nothing else.
+enum class ConstraintKind { kForbidAction, kForbidCategory, kForbidValues };
+enum class ConstraintScope { kSubtree, kCampaign };
+struct Constraint {
+  ConstraintKind kind = ConstraintKind::kForbidAction;
+  ConstraintScope scope = ConstraintScope::kSubtree;
+  NodeId scope_node = kNoNode;  // kSubtree: the root of the subtree it applies to
+  std::string action;           // kForbidAction, kForbidValues
+  std::string category;         // kForbidCategory
+  std::optional<double> min;    // kForbidValues: numeric values in [min, max] are forbidden
+  std::optional<double> max;
+  std::string reason;
+  NodeId source = kNoNode;  // the node whose outcome published it
+  bool until_keep = false;  // lifted by the next keep (the bottleneck moves)
+};
+std::string_view ConstraintKindName(ConstraintKind k);
+std::optional<ConstraintKind> ParseConstraintKind(std::string_view s);
+// One line: "forbid kernel.tile values >= 128 (campaign): runtime_crash at 128 (#7)".
+std::string DescribeConstraint(const Constraint& c);
+
+// What the Critic concluded about a node. Empty for nodes it never judged.
+struct CriticNote {
+  std::optional<double> p_value;  // one-sided test of the keep gate
+  std::optional<double> ci_low;   // 95% interval of the speedup ratio (> 1 is better)
+  std::optional<double> ci_high;
+  bool confirmed = false;  // the keep survived a fresh interleaved confirmation run
+  std::string rca;         // root-cause class (core/rca.h names) of a failure
+  std::string evidence;    // the output lines that show it
+  std::string suggestion;
+  NodeId requeued_from = kNoNode;       // introspection: the reverted node this one retries
+  std::vector<std::string> flags;       // "flaky", "drift", "implausible", "outliers", ...
+  std::vector<Constraint> constraints;  // published by this node
+  bool empty() const;
 };
 
 struct Node {
@@ -62,17 +100,18 @@ struct Node {
   std::string layer;
   Outcome outcome = Outcome::kPending;
   Step step = Step::kNone;
-  int64_t seq = 0;             // dispatch order (0 = not dispatched)
-  std::string commit;          // git commit of this node's state (set once applied)
-  EnvOverlay overlay;          // full overlay of this node (parent's + own)
+  int64_t seq = 0;               // dispatch order (0 = not dispatched)
+  std::string commit;            // git commit of this node's state (set once applied)
+  EnvOverlay overlay;            // full overlay of this node (parent's + own)
   std::optional<double> metric;  // median of the node's samples
   std::optional<double> gain;    // relative improvement over the parent, goal-aware (+ = better)
   std::string diagnosis;         // why reverted/crashed/pruned/skipped; what the gate said
   ScoreTerms score;
-  double created_s = 0;   // campaign clock, seconds
+  double created_s = 0;  // campaign clock, seconds
   double finished_s = 0;
-  double cost_s = 0;      // wall time spent on the node (apply .. decide)
-  std::string summary;    // what the specialist did
+  double cost_s = 0;    // wall time spent on the node (apply .. decide)
+  std::string summary;  // what the specialist did
+  CriticNote critic;
 
   // Key of the candidate this node ran: "id" or "id[value]".
   std::string CandidateKey() const;
@@ -97,6 +136,9 @@ struct Component {
 struct Profile {
   double total_s = 0;
   std::vector<Component> components;
+  // The profiler's own top names (symbols, kernels) with their shares, largest first, when the
+  // profile was imported from a profiler's output; empty for Arbor-JSON profiles.
+  std::vector<std::pair<std::string, double>> raw;
 };
 
 // One line of the campaign's history, appended with the state change it describes.
@@ -116,9 +158,15 @@ struct CampaignMeta {
   std::string spec_hash;
   std::string state = "running";  // running | stopped | finished
   std::string stop_reason;
-  double elapsed_s = 0;     // accumulated active time across runs
+  double elapsed_s = 0;      // accumulated active time across runs
   double explore_boost = 1;  // multiplier on C after plateaus
   int64_t next_seq = 1;
+  // Noise pre-flight (A/A runs of the baseline): coefficient of variation, minimum detectable
+  // effect at the repetitions in use, and those repetitions per arm.
+  double noise_cv = 0;
+  double noise_mde = 0;
+  int64_t repetitions = 0;
+  int64_t no_critic = 0;  // 1: started with --no-critic (ablation runs only)
 };
 
 }  // namespace arbor

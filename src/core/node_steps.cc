@@ -3,8 +3,10 @@
 // first step whose result was not recorded.
 #include <algorithm>
 
+#include "core/constraints.h"
 #include "core/gate.h"
 #include "core/orchestrator.h"
+#include "core/rca.h"
 #include "util/duration.h"
 #include "util/strings.h"
 
@@ -32,14 +34,19 @@ std::string TopComponents(const Profile& p) {
 
 }  // namespace
 
-RunContext Orchestrator::Context(const Node& node, const std::string& label) const {
+RunContext Orchestrator::ContextAt(const Node& node, const std::string& worktree,
+                                   const std::string& label) const {
   RunContext ctx;
   ctx.node = node.id;
-  ctx.worktree = worktree_;
+  ctx.worktree = worktree;
   ctx.env = spec_.target.env;
   for (const auto& [k, v] : node.overlay) ctx.env[k] = v;
   ctx.label = label;
   return ctx;
+}
+
+RunContext Orchestrator::Context(const Node& node, const std::string& label) const {
+  return ContextAt(node, worktree_, label);
 }
 
 Result<std::vector<Sample>> Orchestrator::SamplesOf(NodeId id) {
@@ -50,33 +57,46 @@ Status Orchestrator::Evaluate(NodeId id) {
   Node node = *tree_.Find(id);
   while (node.step != Step::kDone) {
     if (stop_requested_.load()) return {};
-    Status st;
     switch (node.step) {
       case Step::kNone:
       case Step::kApply:
-        st = StepApply(&node);
+        ARBOR_TRY(StepApply(&node));
         break;
       case Step::kBuild:
-        st = StepBuild(&node);
+        ARBOR_TRY(StepBuild(&node));
         break;
       case Step::kCheck:
-        st = StepCheck(&node);
+        ARBOR_TRY(StepCheck(&node));
         break;
       case Step::kBench:
-        st = StepBench(&node);
+        ARBOR_TRY(StepBench(&node));
         break;
       case Step::kDecide:
-        st = StepDecide(&node);
+        ARBOR_TRY(StepDecide(&node));
         break;
       case Step::kProfile:
-        st = StepProfile(&node);
+        ARBOR_TRY(StepProfile(&node));
         break;
       case Step::kDone:
         break;
     }
-    ARBOR_TRY(st);
   }
   return {};
+}
+
+void Orchestrator::PublishConstraints(Node* node, bool prune_direction, bool missing_dependency) {
+  PublishInput in;
+  in.node = node;
+  in.action = catalog_.FindAction(node->action_id);
+  in.prune_direction = prune_direction;
+  in.missing_dependency = missing_dependency;
+  std::vector<Constraint> published = PublishFor(tree_, in);
+  // The breaker looks at the tree with this node finished.
+  tree_.Upsert(*node);
+  for (Constraint& c : CircuitBreaker(tree_, spec_.critic.circuit_breaker, node->id)) {
+    published.push_back(c);
+  }
+  for (Constraint& c : published) node->critic.constraints.push_back(c);
 }
 
 Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diagnosis,
@@ -86,13 +106,57 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
   node->step = Step::kDone;
   node->finished_s = CampaignTime();
   if (node->id != kRootId) stats_.Observe(*node);
-  ARBOR_TRY(Save(*node, {MakeEvent(node->id, event_kind, diagnosis)}));
+  std::vector<Event> events{MakeEvent(node->id, event_kind, diagnosis)};
+  if (!node->critic.evidence.empty() || !node->critic.suggestion.empty()) {
+    events.push_back(MakeEvent(
+        node->id, "rca",
+        node->critic.rca + ": " + node->critic.evidence +
+            (node->critic.suggestion.empty() ? ""
+                                             : " (suggestion: " + node->critic.suggestion + ")")));
+  }
+  for (const Constraint& c : node->critic.constraints) {
+    events.push_back(MakeEvent(node->id, "constraint", DescribeConstraint(c)));
+  }
+  if (!node->critic.constraints.empty()) publishers_.push_back(node->id);
+  ARBOR_TRY(Save(*node, std::move(events)));
   // The worktree is disposable once the outcome is recorded; kept states live in commits.
   if (prepared_node_ == node->id) {
     prepared_node_ = kNoNode;
     built_node_ = kNoNode;
   }
   return ports_.workspace->Release(node->id);
+}
+
+Status Orchestrator::FailStep(Node* node, const std::string& step, const StepResult& result,
+                              Outcome outcome) {
+  RcaInput in;
+  in.step = step;
+  in.result = result;
+  in.output_tail = result.tail;
+  in.memory_limited = spec_.target.memory_limit_mb.has_value();
+  in.passed_on_rerun = false;
+  Diagnosis d = Classify(in);
+  node->critic.rca = std::string(RcaClassName(d.cls));
+  node->critic.evidence = d.evidence;
+  node->critic.suggestion = d.suggestion;
+  std::string diagnosis = node->critic.rca + ": " + step + " " + DescribeStep(result);
+  node->outcome = outcome;  // the constraint rules look at it
+  if (node->id != kRootId) {
+    // An implementation bug deserves one constrained retry by a specialist that can take the
+    // diagnosis; a declarative action would fail the same way again, so for it the failure
+    // marks an unproductive direction.
+    const ActionSpec* action = catalog_.FindAction(node->action_id);
+    bool declarative = action == nullptr || action->apply.kind != ApplySpec::Kind::kAgent;
+    bool prune = d.effect == RcaEffect::kPruneDirection ||
+                 (d.effect == RcaEffect::kRetryOnce && declarative);
+    if (d.effect == RcaEffect::kRetryOnce && declarative) {
+      node->critic.suggestion =
+          "a declarative action fails the same way again, so this "
+          "direction is pruned instead of retried";
+    }
+    PublishConstraints(node, prune, d.effect == RcaEffect::kBlockDependency);
+  }
+  return Finish(node, outcome, diagnosis, outcome == Outcome::kCrashed ? "crashed" : "reverted");
 }
 
 Status Orchestrator::StepApply(Node* node) {
@@ -125,8 +189,14 @@ Status Orchestrator::StepApply(Node* node) {
   switch (r.status) {
     case SpecialistResult::Status::kSkipped:
       return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");
-    case SpecialistResult::Status::kFailed:
-      return Finish(node, Outcome::kCrashed, "apply failed: " + r.diagnosis, "crashed");
+    case SpecialistResult::Status::kFailed: {
+      StepResult failed;
+      failed.kind = ExitKind::kFailed;
+      failed.exit_code = 1;
+      failed.detail = r.diagnosis;
+      failed.tail = r.diagnosis;
+      return FailStep(node, "apply", failed, Outcome::kCrashed);
+    }
     case SpecialistResult::Status::kApplied:
       break;
   }
@@ -153,7 +223,7 @@ Status Orchestrator::EnsureBuilt(Node* node, bool* failed) {
   node->cost_s += r.duration_s;
   if (!r.ok()) {
     *failed = true;
-    return Finish(node, Outcome::kCrashed, "build failed: " + DescribeStep(r), "crashed");
+    return FailStep(node, "build", r, Outcome::kCrashed);
   }
   built_node_ = node->id;
   return {};
@@ -174,27 +244,33 @@ Status Orchestrator::StepCheck(Node* node) {
   if (failed) return {};
   Measurement m = ports_.target->Check(Context(*node, "check"));
   node->cost_s += m.step.duration_s;
+  std::string flaky;
+  if (m.step.kind == ExitKind::kSignaled) {
+    // A crash may be flaky: run the check once more before believing it.
+    Measurement again = ports_.target->Check(Context(*node, "check-rerun"));
+    node->cost_s += again.step.duration_s;
+    if (again.step.ok()) {
+      node->critic.flags.push_back("flaky");
+      flaky = " (after a flaky " + DescribeStep(m.step) + ")";
+      m = again;
+    }
+  }
   if (m.step.kind == ExitKind::kFailed) {
-    return Finish(node, Outcome::kReverted, "accuracy: check failed (" + DescribeStep(m.step) + ")",
-                  "reverted");
+    return FailStep(node, "check", m.step, Outcome::kReverted);
   }
-  if (!m.step.ok()) {
-    return Finish(node, Outcome::kCrashed, "check crashed: " + DescribeStep(m.step), "crashed");
-  }
+  if (!m.step.ok()) return FailStep(node, "check", m.step, Outcome::kCrashed);
   std::vector<Sample> samples;
-  std::string message = "check passed";
+  std::string message = "check passed" + flaky;
   if (m.value) {
-    Sample s;
-    s.node = node->id;
-    s.arm = "check";
-    s.value = *m.value;
-    samples.push_back(s);
+    samples.push_back(Sample{node->id, "check", 0, *m.value, {}});
     message += ", accuracy " + FormatDouble(*m.value);
     if (node->id != kRootId) {
       auto root_samples = SamplesOf(kRootId);
       if (!root_samples.ok()) return root_samples.error();
       auto base = OfArm(*root_samples, "check");
       if (!base.empty() && base[0].value - *m.value > spec_.accuracy.max_drop) {
+        node->critic.rca = "accuracy";
+        PublishConstraints(node, true, false);
         return Finish(node, Outcome::kReverted,
                       "accuracy: dropped from " + FormatDouble(base[0].value) + " to " +
                           FormatDouble(*m.value) + " (max_drop " +
@@ -211,48 +287,31 @@ Status Orchestrator::StepBench(Node* node) {
   bool failed = false;
   ARBOR_TRY(EnsureBuilt(node, &failed));
   if (failed) return {};
+  if (node->id == kRootId) return BenchBaseline(node);
+  if (critic_) return BenchInterleaved(node);
+  // Without the Critic (ablation): the candidate's own runs against the parent's recorded ones.
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
   std::vector<Sample> done = OfArm(*all, "self");
   int reps = std::max(1, spec_.metric.repetitions);
-  // Samples already recorded survive a kill: only the missing repetitions run again.
   for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
     if (stop_requested_.load()) return {};
     RunContext ctx = Context(*node, "bench-" + std::to_string(rep));
     ctx.repetition = rep;
     Measurement m = ports_.target->Bench(ctx);
     node->cost_s += m.step.duration_s;
-    if (!m.step.ok() || !m.value) {
-      std::string why = m.step.ok() ? "no metric in the output" : DescribeStep(m.step);
-      return Finish(node, Outcome::kCrashed, "bench failed: " + why, "crashed");
-    }
-    Sample s;
-    s.node = node->id;
-    s.arm = "self";
-    s.rep = rep;
-    s.value = *m.value;
-    s.extra = m.extra;
+    if (!m.step.ok() || !m.value) return FailStep(node, "bench", m.step, Outcome::kCrashed);
+    Sample s{node->id, "self", rep, *m.value, m.extra};
     done.push_back(s);
-    std::vector<Event> events;
-    if (rep + 1 == reps) {
-      std::vector<double> values;
-      for (const auto& d : done) values.push_back(d.value);
-      node->metric = Median(values);
-      node->step = Step::kDecide;
-      events.push_back(MakeEvent(node->id, "measured",
-                                 spec_.metric.name + " median " + FormatDouble(*node->metric) +
-                                     " over " + std::to_string(reps) + " runs"));
-    }
-    ARBOR_TRY(Save(*node, std::move(events), {s}));
+    ARBOR_TRY(Save(*node, {}, {s}));
   }
-  if (node->step == Step::kBench) {  // all samples were already there (resume)
-    std::vector<double> values;
-    for (const auto& d : done) values.push_back(d.value);
-    node->metric = Median(values);
-    node->step = Step::kDecide;
-    ARBOR_TRY(Save(*node, {}));
-  }
-  return {};
+  std::vector<double> values;
+  for (const auto& d : done) values.push_back(d.value);
+  node->metric = Median(values);
+  node->step = Step::kDecide;
+  return Save(*node, {MakeEvent(node->id, "measured",
+                                spec_.metric.name + " median " + FormatDouble(*node->metric) +
+                                    " over " + std::to_string(reps) + " runs")});
 }
 
 Status Orchestrator::StepDecide(Node* node) {
@@ -261,26 +320,57 @@ Status Orchestrator::StepDecide(Node* node) {
     node->step = Step::kProfile;
     return Save(*node, {});
   }
-  auto parent_samples = SamplesOf(node->parent);
-  if (!parent_samples.ok()) return parent_samples.error();
-  auto own = SamplesOf(node->id);
-  if (!own.ok()) return own.error();
-  GateInput in;
-  in.metric = &spec_.metric;
-  in.critic = &spec_.critic;
-  in.parent = OfArm(*parent_samples, "self");
-  in.candidate = OfArm(*own, "self");
-  Verdict v = ports_.gate->Judge(in);
-  node->gain = v.gain;
-  if (!v.keep) return Finish(node, Outcome::kReverted, v.reason, "reverted");
+  std::string reason;
+  if (critic_) {
+    ARBOR_TRY(Confirm(node));
+    if (node->step == Step::kDone || !node->critic.confirmed) return {};  // reverted / stopped
+    reason = "confirmed " + FormatDouble(node->gain.value_or(0) * 100, 3) +
+             "% (95% CI of the speedup ×" + FormatDouble(node->critic.ci_low.value_or(0), 4) +
+             "–×" + FormatDouble(node->critic.ci_high.value_or(0), 4) +
+             ", p=" + FormatDouble(node->critic.p_value.value_or(1), 3) + ")";
+  } else {
+    auto parent_samples = SamplesOf(node->parent);
+    if (!parent_samples.ok()) return parent_samples.error();
+    auto own = SamplesOf(node->id);
+    if (!own.ok()) return own.error();
+    GateInput in;
+    in.metric = &spec_.metric;
+    in.critic = &spec_.critic;
+    in.parent = OfArm(*parent_samples, "self");
+    in.candidate = OfArm(*own, "self");
+    Verdict v = ports_.gate->Judge(in);
+    node->gain = v.gain;
+    if (!v.keep) {
+      node->critic.rca = "no_gain";
+      return Finish(node, Outcome::kReverted, "no_gain: " + v.reason, "reverted");
+    }
+    reason = v.reason;
+  }
   node->outcome = Outcome::kKept;
-  node->diagnosis = v.reason;
+  node->diagnosis = reason;
   node->step = Step::kProfile;
   node->finished_s = CampaignTime();
   stats_.Observe(*node);
+  last_keep_seq_ = std::max(last_keep_seq_, node->seq);
+  // Re-queued ideas waiting under the old incumbent will never run there: the state moved.
+  std::vector<Node> superseded;
+  for (NodeId child : tree_.Children(node->parent)) {
+    const Node* c = tree_.Find(child);
+    if (c->outcome != Outcome::kPending || c->id == node->id) continue;
+    Node p = *c;
+    p.outcome = Outcome::kPruned;
+    p.step = Step::kDone;
+    p.diagnosis = "superseded: the incumbent moved to #" + std::to_string(node->id);
+    superseded.push_back(p);
+  }
   // Recorded first, promoted second: if the process dies in between, Reconcile() promotes.
-  ARBOR_TRY(Save(*node, {MakeEvent(node->id, "kept", v.reason)}));
-  return ports_.workspace->Promote(node->commit);
+  ARBOR_TRY(SaveMany(*node, superseded, {MakeEvent(node->id, "kept", reason)}));
+  ARBOR_TRY(ports_.workspace->Promote(node->commit));
+  if (base_node_ != kNoNode) {  // the old incumbent is no longer anyone's base
+    ARBOR_TRY(ports_.workspace->Release(base_node_));
+    base_node_ = kNoNode;
+  }
+  return {};
 }
 
 Status Orchestrator::StepProfile(Node* node) {
@@ -299,12 +389,42 @@ Status Orchestrator::StepProfile(Node* node) {
     message = "profile failed (" + DescribeStep(r.step) + "); scoring keeps the last good profile";
   }
   node->step = Step::kDone;
-  ARBOR_TRY(Save(*node, {MakeEvent(node->id, "reprofiled", message)}, {}, profile));
+  std::vector<Event> events{MakeEvent(node->id, "reprofiled", message)};
+  std::vector<Node> requeued;
+  if (profile && node->id != kRootId && critic_) {
+    requeued = IntrospectAfterKeep(*node, *profile);
+    for (const Node& q : requeued) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
+  }
+  ARBOR_TRY(SaveMany(*node, requeued, std::move(events), {}, profile));
   if (prepared_node_ == node->id) {
     prepared_node_ = kNoNode;
     built_node_ = kNoNode;
   }
   return ports_.workspace->Release(node->id);
+}
+
+std::vector<Node> Orchestrator::IntrospectAfterKeep(const Node& kept, const Profile& profile) {
+  std::vector<Node> out;
+  NodeId next = tree_.MaxId() + 1;
+  for (const Requeue& q :
+       Introspect(tree_, catalog_, kept.id, profile, [this](NodeId id) { return ProfileAt(id); })) {
+    const Node* from = tree_.Find(q.from);
+    Node n;
+    n.id = next++;
+    n.parent = kept.id;
+    n.action_id = from->action_id;
+    n.value = from->value;
+    n.category = from->category;
+    n.layer = from->layer;
+    n.outcome = Outcome::kPending;
+    n.step = Step::kNone;
+    n.overlay = kept.overlay;
+    n.created_s = CampaignTime();
+    n.critic.requeued_from = q.from;
+    n.diagnosis = "re-queued: " + q.reason;
+    out.push_back(n);
+  }
+  return out;
 }
 
 }  // namespace arbor

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
+#include "arbor/exit_codes.h"
 #include "core/scoring.h"
 #include "util/duration.h"
 #include "util/strings.h"
@@ -74,8 +76,15 @@ Event Orchestrator::MakeEvent(NodeId node, std::string kind, std::string message
 
 Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples,
                           std::optional<Profile> profile) {
+  return SaveMany(node, {}, std::move(events), std::move(samples), std::move(profile));
+}
+
+Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
+                              std::vector<Event> events, std::vector<Sample> samples,
+                              std::optional<Profile> profile) {
   Mutation m;
   m.nodes.push_back(node);
+  for (const Node& o : others) m.nodes.push_back(o);
   m.samples = std::move(samples);
   if (profile) m.profiles.emplace_back(node.id, *profile);
   m.events = std::move(events);
@@ -83,6 +92,7 @@ Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vect
   m.meta = meta_;
   ARBOR_TRY(ports_.store->Apply(m));
   tree_.Upsert(node);
+  for (const Node& o : others) tree_.Upsert(o);
   if (profile) profiles_[node.id] = *profile;
   if (ports_.sink) {
     for (const auto& e : m.events) ports_.sink->OnEvent(e);
@@ -115,16 +125,26 @@ Status Orchestrator::Load() {
       return MakeError("the store belongs to campaign '" + meta_.name + "', not '" + spec_.name +
                        "'");
     }
+    bool no_critic = !spec_.critic.enabled;
+    if (meta_.no_critic != (no_critic ? 1 : 0)) {
+      return MakeError(std::string("campaign '") + spec_.name + "' was started " +
+                       (meta_.no_critic ? "with" : "without") +
+                       " --no-critic; a campaign keeps one measurement protocol throughout");
+    }
   } else {
     meta_ = CampaignMeta{};
     meta_.name = spec_.name;
     meta_.seed = spec_.seed;
+    meta_.no_critic = spec_.critic.enabled ? 0 : 1;
   }
+  critic_ = meta_.no_critic == 0;
   meta_elapsed_at_start_ = meta_.elapsed_s;
   auto nodes = ports_.store->LoadNodes();
   if (!nodes.ok()) return nodes.error();
   for (const Node& n : *nodes) {
     tree_.Upsert(n);
+    if (!n.critic.constraints.empty()) publishers_.push_back(n.id);
+    if (n.outcome == Outcome::kKept) last_keep_seq_ = std::max(last_keep_seq_, n.seq);
     if (n.step == Step::kDone) stats_.Observe(n);
     // A kept node is observed when the keep is decided, before its re-profile finishes.
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
@@ -169,7 +189,8 @@ Status Orchestrator::EnsureBaseline() {
   ARBOR_TRY(Evaluate(kRootId));
   root = tree_.FindMutable(kRootId);
   if (root->step == Step::kDone && root->outcome != Outcome::kBaseline) {
-    return MakeError("the baseline failed, so there is nothing to optimize: " + root->diagnosis);
+    return MakeError("the baseline failed, so there is nothing to optimize: " + root->diagnosis,
+                     kExitBaseline);
   }
   return {};
 }
@@ -193,7 +214,8 @@ Result<RunSummary> Orchestrator::Run() {
       ARBOR_TRY(Stop("finished", *reason));
       break;
     }
-    auto scored = ScoreCandidates();
+    std::vector<ScoredCandidate> scored;
+    ARBOR_TRY(PruneViolations(ScoreCandidates(), &scored));
     const ScoredCandidate* best = nullptr;
     for (const auto& s : scored) {
       if (s.terms.g >= spec_.search.min_gain) {
@@ -216,6 +238,11 @@ Result<RunSummary> Orchestrator::Run() {
 }
 
 std::optional<std::string> Orchestrator::StopReason() {
+  const Node* root = tree_.Find(kRootId);
+  if (root && std::find(root->critic.flags.begin(), root->critic.flags.end(), "too_noisy") !=
+                  root->critic.flags.end()) {
+    return "too_noisy";
+  }
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (spec_.metric.target && inc && inc->metric) {
     bool met = spec_.metric.goal == Goal::kMax ? *inc->metric >= *spec_.metric.target
@@ -266,6 +293,16 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
   std::vector<Candidate> applicable;
   std::vector<Exclusion> excluded;
   catalog_.Classify(tree_, inc_id, &applicable, &excluded);
+  // Ideas the Critic re-queued under the incumbent compete like any other candidate.
+  std::vector<NodeId> pending(applicable.size(), kNoNode);
+  for (NodeId child : tree_.Children(inc_id)) {
+    const Node* c = tree_.Find(child);
+    if (c->outcome != Outcome::kPending) continue;
+    const ActionSpec* action = catalog_.FindAction(c->action_id);
+    if (action == nullptr) continue;
+    applicable.push_back(Candidate{action, c->value, c->CandidateKey()});
+    pending.push_back(c->id);
+  }
   std::optional<Profile> profile = ProfileAt(inc_id);
   const Node* inc = tree_.Find(inc_id);
   double m_gap =
@@ -293,7 +330,7 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
     in.total_tries = std::max(1, tree_.FinishedCount());
     in.category_tries = stats_.Counts(c.action->category).tries;
     terms.push_back(ScoreOne(in, spec_.search.formula, explore));
-    out.push_back({c, {}});
+    out.push_back({c, {}, pending[out.size()]});
   }
   NormalizeScores(&terms);
   for (size_t i = 0; i < out.size(); ++i) out[i].terms = terms[i];
@@ -304,10 +341,60 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
   return out;
 }
 
+Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
+                                     std::vector<ScoredCandidate>* allowed) {
+  NodeId inc = tree_.Incumbent();
+  std::vector<Constraint> active = ActiveConstraints(tree_, publishers_, inc, last_keep_seq_);
+  if (active.empty()) {
+    *allowed = scored;
+    return {};
+  }
+  std::set<std::string> recorded;  // pruned children of the incumbent already on record
+  for (NodeId child : tree_.Children(inc)) {
+    const Node* c = tree_.Find(child);
+    if (c->outcome == Outcome::kPruned) recorded.insert(c->CandidateKey());
+  }
+  Mutation m;
+  NodeId next = tree_.MaxId() + 1;
+  for (const ScoredCandidate& s : scored) {
+    auto violated = Violated(active, s.candidate);
+    if (!violated) {
+      allowed->push_back(s);
+      continue;
+    }
+    if (recorded.count(s.candidate.key)) continue;
+    // The Critic vetoes the dispatch: recorded once per incumbent, with the rule that fired.
+    Node n;
+    n.id = s.pending != kNoNode ? s.pending : next++;
+    n.parent = inc;
+    n.action_id = s.candidate.action->id;
+    n.value = s.candidate.value;
+    n.category = s.candidate.action->category;
+    n.layer = s.candidate.action->layer;
+    n.outcome = Outcome::kPruned;
+    n.step = Step::kDone;
+    n.score = s.terms;
+    n.created_s = n.finished_s = CampaignTime();
+    n.diagnosis = "pruned: " + DescribeConstraint(*violated);
+    m.nodes.push_back(n);
+    m.events.push_back(MakeEvent(n.id, "vetoed", n.CandidateKey() + ": " + n.diagnosis));
+  }
+  if (m.nodes.empty()) return {};
+  meta_.elapsed_s = CampaignTime();
+  m.meta = meta_;
+  ARBOR_TRY(ports_.store->Apply(m));
+  for (const Node& n : m.nodes) tree_.Upsert(n);
+  if (ports_.sink) {
+    for (const auto& e : m.events) ports_.sink->OnEvent(e);
+  }
+  return {};
+}
+
 Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
   NodeId parent = tree_.Incumbent();
   Node n;
-  n.id = tree_.MaxId() + 1;
+  if (chosen.pending != kNoNode) n = *tree_.Find(chosen.pending);
+  n.id = chosen.pending != kNoNode ? chosen.pending : tree_.MaxId() + 1;
   n.parent = parent;
   n.action_id = chosen.candidate.action->id;
   n.value = chosen.candidate.value;
@@ -317,7 +404,7 @@ Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
   n.step = Step::kApply;
   n.seq = meta_.next_seq++;
   n.score = chosen.terms;
-  n.created_s = CampaignTime();
+  if (chosen.pending == kNoNode) n.created_s = CampaignTime();
   n.overlay = tree_.Find(parent)->overlay;
   const ScoreTerms& t = chosen.terms;
   std::string why =

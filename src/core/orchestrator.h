@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/candidates.h"
+#include "core/constraints.h"
 #include "core/gate.h"
 #include "core/ports.h"
 #include "core/stats.h"
@@ -49,6 +50,7 @@ struct RunSummary {
 struct ScoredCandidate {
   Candidate candidate;
   ScoreTerms terms;
+  NodeId pending = kNoNode;  // a re-queued node (introspection) to dispatch, if any
 };
 
 class Orchestrator {
@@ -78,11 +80,35 @@ class Orchestrator {
   Status StepBench(Node* node);
   Status StepDecide(Node* node);
   Status StepProfile(Node* node);
+  // The Critic's measurement protocol: interleaved A/B against the incumbent, then a fresh
+  // confirmation run before a keep (src/core/measure.cc).
+  Status BenchInterleaved(Node* node);
+  Status Confirm(Node* node);
+  Status BenchBaseline(Node* node);
+  // Measures `node` (arm `cand_arm`) against its parent (arm `base_arm`) until the gate
+  // decides; `verdict` receives its last word. Returns false when the node was finished
+  // (crashed) on the way.
+  Result<bool> MeasureUntilDecided(Node* node, const std::string& base_arm,
+                                   const std::string& cand_arm, int reps_per_look,
+                                   Verdict* verdict);
+  Status EnsureBaseBuilt(const Node& parent, bool* failed, Node* node);
+  // Finishes `node` after step `step` failed: root-cause analysis, diagnosis, constraints.
+  Status FailStep(Node* node, const std::string& step, const StepResult& result, Outcome outcome);
+  // Publishes what a finished failure teaches (constraints, circuit breaker) onto the node.
+  void PublishConstraints(Node* node, bool prune_direction, bool missing_dependency);
+  // Prunes candidates that violate an active constraint (recorded once per incumbent).
+  Status PruneViolations(const std::vector<ScoredCandidate>& scored,
+                         std::vector<ScoredCandidate>* allowed);
+  // After a keep and its re-profile: re-queue reverted ideas whose reason no longer holds.
+  std::vector<Node> IntrospectAfterKeep(const Node& kept, const Profile& profile);
   // Finishes `node` with `outcome` and a diagnosis, releasing its worktree.
   Status Finish(Node* node, Outcome outcome, const std::string& diagnosis,
                 const std::string& event_kind);
   Status Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples = {},
               std::optional<Profile> profile = std::nullopt);
+  // Save() of `node` plus other nodes written in the same transaction.
+  Status SaveMany(const Node& node, const std::vector<Node>& others, std::vector<Event> events,
+                  std::vector<Sample> samples = {}, std::optional<Profile> profile = std::nullopt);
   std::optional<std::string> StopReason();
   Status Dispatch(const ScoredCandidate& chosen);
   Status Stop(const std::string& state, const std::string& reason);
@@ -90,6 +116,9 @@ class Orchestrator {
   double CampaignTime();
   Event MakeEvent(NodeId node, std::string kind, std::string message);
   RunContext Context(const Node& node, const std::string& label) const;
+  RunContext ContextAt(const Node& node, const std::string& worktree,
+                       const std::string& label) const;
+  int Repetitions() const;
   std::optional<Profile> ProfileAt(NodeId id);
   Result<std::vector<Sample>> SamplesOf(NodeId id);
   void Report(const Node& node);
@@ -106,6 +135,11 @@ class Orchestrator {
   std::string worktree_;            // of the node in flight
   NodeId prepared_node_ = kNoNode;  // whose worktree worktree_ is
   NodeId built_node_ = kNoNode;     // built in this process
+  NodeId base_node_ = kNoNode;      // incumbent whose worktree is built for the A/B base arm
+  std::string base_worktree_;
+  std::vector<NodeId> publishers_;  // nodes that published constraints
+  int64_t last_keep_seq_ = 0;
+  bool critic_ = true;  // the Critic's protocol (false only for --no-critic)
   double run_start_ = 0;
   double meta_elapsed_at_start_ = 0;
   double step_started_ = 0;

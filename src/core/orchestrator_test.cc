@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/critic_gate.h"
 #include "fakes/fakes.h"
 
 namespace arbor {
@@ -82,10 +83,12 @@ struct Rig {
   FakeWorkspace ws;
   FakeTarget target;
   FakeSpecialist specialist;
-  MedianGate gate;
+  CriticGate critic_gate;
+  MedianGate median_gate;
   FakeClock clock;
   Rig() { InstallToy(&target); }
-  Ports ports() { return Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr}; }
+  Gate* gate() { return spec.critic.enabled ? static_cast<Gate*>(&critic_gate) : &median_gate; }
+  Ports ports() { return Ports{&store, &ws, &target, &specialist, gate(), &clock, nullptr}; }
   Result<RunSummary> Run() {
     Orchestrator o(spec, ports());
     return o.Run();

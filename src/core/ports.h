@@ -21,7 +21,7 @@ struct Mutation {
   std::vector<Node> nodes;      // upserts of whole rows, keyed by id
   std::vector<Sample> samples;  // inserts; re-inserting (node, arm, rep) replaces
   std::vector<std::pair<NodeId, Profile>> profiles;
-  std::vector<Event> events;    // appended; ids assigned by the store
+  std::vector<Event> events;  // appended; ids assigned by the store
   std::optional<CampaignMeta> meta;
 };
 
@@ -31,7 +31,7 @@ class Store {
   virtual Status Apply(const Mutation& m) = 0;
   // The campaign meta, or nullopt for a new store.
   virtual Result<std::optional<CampaignMeta>> LoadMeta() = 0;
-  virtual Result<std::vector<Node>> LoadNodes() = 0;  // ordered by id
+  virtual Result<std::vector<Node>> LoadNodes() = 0;                 // ordered by id
   virtual Result<std::vector<Sample>> LoadSamples(NodeId node) = 0;  // ordered by arm, rep
   virtual Result<std::optional<Profile>> LoadProfile(NodeId node) = 0;
   // Events with id > after_id (node == kNoNode: all nodes), oldest first, at most `limit`.
@@ -63,9 +63,9 @@ class Workspace {
 struct RunContext {
   NodeId node = kNoNode;
   std::string worktree;
-  EnvOverlay env;        // baseline env + the node's overlay (the runner adds ARBOR_* vars)
+  EnvOverlay env;  // baseline env + the node's overlay (the runner adds ARBOR_* vars)
   int repetition = 0;
-  std::string label;     // "build", "check", "bench-3", ... names the run's log folder
+  std::string label;  // "build", "check", "bench-3", ... names the run's log folder
 };
 
 enum class ExitKind { kOk, kFailed, kSignaled, kTimedOut, kSpawnError, kBadOutput };
@@ -106,7 +106,7 @@ class Target {
 struct Task {
   NodeId node = kNoNode;
   const ActionSpec* action = nullptr;
-  std::string value;          // for `values` actions
+  std::string value;  // for `values` actions
   std::string worktree;
   EnvOverlay parent_overlay;  // the parent's full overlay
   EnvOverlay base_env;        // [target] env, for `append` onto a variable the parent never set

@@ -39,10 +39,10 @@ struct TargetSpec {
   double check_timeout_s = 600;
   double bench_timeout_s = 600;
   double profile_timeout_s = 600;
-  std::optional<double> memory_limit_mb;    // address-space limit per command
-  std::optional<double> cpu_limit_s;        // CPU-time limit per command
-  double output_limit_mb = 16;              // per stream; beyond it output is truncated
-  std::map<std::string, std::string> env;   // baseline environment
+  std::optional<double> memory_limit_mb;   // address-space limit per command
+  std::optional<double> cpu_limit_s;       // CPU-time limit per command
+  double output_limit_mb = 16;             // per stream; beyond it output is truncated
+  std::map<std::string, std::string> env;  // baseline environment
 };
 
 struct MetricSpec {
@@ -66,13 +66,14 @@ struct SearchSpec {
   int max_nodes = 60;
   double max_time_s = 7200;
   Formula formula = Formula::kPaper;
-  double explore = 0.6;     // C in h(a)
-  int plateau = 6;          // consecutive non-kept nodes
+  double explore = 0.6;  // C in h(a)
+  int plateau = 6;       // consecutive non-kept nodes
   int parallel = 1;
   double min_gain = 0.002;  // candidates whose expected gain g(a) is below this are not tried
 };
 
 struct CriticSpec {
+  bool enabled = true;  // false only through --no-critic (ablations); recorded on the campaign
   double min_effect = 0.01;
   double alpha = 0.05;
   double max_cv = 0.05;
@@ -118,12 +119,34 @@ struct ActionSpec {
   std::vector<std::string> requires_;  // action ids kept on the path first
   std::vector<std::string> conflicts;  // action ids that may not be on the path
   ApplySpec apply;
-  std::vector<std::string> values;     // one candidate per value; "{value}" substituted
-  int line = 0;                        // where it was declared, for messages
+  std::vector<std::string> values;  // one candidate per value; "{value}" substituted
+  int line = 0;                     // where it was declared, for messages
+};
+
+// How the profile command's output is read ([profile] in the campaign file).
+enum class ProfileFormat { kAuto, kArbor, kPerf, kChromeTrace, kCallgrind, kCollapsed };
+
+// Which Chrome-trace tracks count toward the shares (see docs/metrics-and-profiles.md).
+enum class TraceTracks { kAll, kCpu, kGpu };
+
+// One grouping rule: raw names (symbols, kernels, frames) matching any glob become component
+// `name` with `layer`. The first matching rule, in file order, wins.
+struct ProfileGroup {
+  std::string name;
+  std::vector<std::string> match;
+  std::string layer;
+};
+
+struct ProfileSpec {
+  ProfileFormat format = ProfileFormat::kAuto;  // kAuto: detected from the text
+  std::string profile_file;  // "": $ARBOR_OUT/profile.json, else stdout; else this file
+  int top_n = 20;            // raw names kept on the node (and components when no groups)
+  TraceTracks tracks = TraceTracks::kAll;
+  std::vector<ProfileGroup> groups;
 };
 
 struct CampaignSpec {
-  std::string file;       // absolute path of the campaign file
+  std::string file;  // absolute path of the campaign file
   std::string name;
   std::string workspace;  // absolute path of the git repository
   unsigned long long seed = 1;
@@ -135,6 +158,7 @@ struct CampaignSpec {
   KbSpec kb;
   std::map<std::string, SpecialistSpec> specialists;  // by domain
   std::vector<ActionSpec> actions;
+  ProfileSpec profile;
 };
 
 }  // namespace arbor

@@ -27,7 +27,7 @@ struct BetaPosterior {
 };
 
 struct CategoryCounts {
-  int tries = 0;           // finished dispatched nodes (kept, reverted, crashed)
+  int tries = 0;  // finished dispatched nodes (kept, reverted, crashed)
   int accuracy_failures = 0;
   int crashes = 0;
   double cost_sum_s = 0;

@@ -82,11 +82,15 @@ std::set<std::string> Tree::AppliedActions(NodeId id) const {
 }
 
 std::set<std::string> Tree::TriedAlongPath(NodeId id) const {
-  // Every child that exists counts, whatever its outcome: a created node was tried or is
-  // being tried, and a failure from an ancestor's state is evidence for its whole subtree.
+  // Every child that ran or is running counts: a failure from an ancestor's state is
+  // evidence for its whole subtree. Pruned children do not: they never ran, and whether they
+  // may run is the active constraints' decision, which can change (a constraint is lifted).
   std::set<std::string> tried;
   for (const Node* n : Path(id)) {
-    for (NodeId child : Children(n->id)) tried.insert(Find(child)->CandidateKey());
+    for (NodeId child : Children(n->id)) {
+      const Node* c = Find(child);
+      if (c->outcome != Outcome::kPruned) tried.insert(c->CandidateKey());
+    }
   }
   return tried;
 }

@@ -31,7 +31,7 @@ class Tree {
   std::vector<const Node*> Path(NodeId id) const;
   // Candidate keys applied on the path (kept nodes, root excluded) and their action ids.
   std::set<std::string> AppliedActions(NodeId id) const;
-  // Candidate keys of finished or in-flight children of every node on the path of `id`:
+  // Candidate keys of the children (pruned ones excepted) of every node on the path of `id`:
   // what was already tried from this state or an ancestor state (failures propagate down).
   std::set<std::string> TriedAlongPath(NodeId id) const;
   // The incumbent: start at the root and follow the kept child (there is at most one per

@@ -23,6 +23,10 @@ const Field kFields[] = {
     {"elapsed_s", &CampaignMeta::elapsed_s},
     {"explore_boost", &CampaignMeta::explore_boost},
     {"next_seq", &CampaignMeta::next_seq},
+    {"noise_cv", &CampaignMeta::noise_cv},
+    {"noise_mde", &CampaignMeta::noise_mde},
+    {"repetitions", &CampaignMeta::repetitions},
+    {"no_critic", &CampaignMeta::no_critic},
 };
 
 template <typename T>

@@ -72,9 +72,15 @@ CREATE INDEX events_node ON events(node_id, id);
 
 Status MigrateTo1(sqlite::Db& db) { return db.Exec(kSchemaV1); }
 
+// Version 2: what the Critic concluded about each node (CriticNote as JSON, "{}" if nothing).
+Status MigrateTo2(sqlite::Db& db) {
+  return db.Exec("ALTER TABLE nodes ADD COLUMN critic TEXT NOT NULL DEFAULT '{}'");
+}
+
 // Append-only: kMigrations[v] upgrades version v to v + 1.
 constexpr Migration kMigrations[] = {
     &MigrateTo1,
+    &MigrateTo2,
 };
 
 constexpr const char* kHasMeta =

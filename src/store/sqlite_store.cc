@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "store/critic_json.h"
 #include "store/meta_codec.h"
 #include "store/schema.h"
 #include "store/store_json.h"
@@ -21,15 +22,17 @@ constexpr const char* kRollback = "ROLLBACK";
 constexpr const char* kUpsertNode = R"sql(
 INSERT INTO nodes(id, parent, action_id, value, category, layer, outcome, step, seq,
                   git_commit, overlay, metric, gain, diagnosis, score, created_s, finished_s,
-                  cost_s, summary)
-VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                  cost_s, summary, critic)
+VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+       ?20)
 ON CONFLICT(id) DO UPDATE SET
   parent = excluded.parent, action_id = excluded.action_id, value = excluded.value,
   category = excluded.category, layer = excluded.layer, outcome = excluded.outcome,
   step = excluded.step, seq = excluded.seq, git_commit = excluded.git_commit,
   overlay = excluded.overlay, metric = excluded.metric, gain = excluded.gain,
   diagnosis = excluded.diagnosis, score = excluded.score, created_s = excluded.created_s,
-  finished_s = excluded.finished_s, cost_s = excluded.cost_s, summary = excluded.summary)sql";
+  finished_s = excluded.finished_s, cost_s = excluded.cost_s, summary = excluded.summary,
+  critic = excluded.critic)sql";
 
 // DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes the old row first, which would
 // also swallow unrelated constraint failures on the way.
@@ -52,7 +55,7 @@ constexpr const char* kSelectMeta = "SELECT key, value FROM meta";
 
 constexpr const char* kSelectNodes = R"sql(
 SELECT id, parent, action_id, value, category, layer, outcome, step, seq, git_commit,
-       overlay, metric, gain, diagnosis, score, created_s, finished_s, cost_s, summary
+       overlay, metric, gain, diagnosis, score, created_s, finished_s, cost_s, summary, critic
 FROM nodes ORDER BY id)sql";
 
 // Node ids are dense (1, 2, ...), so max(id) is a good capacity hint and costs one b-tree
@@ -157,6 +160,10 @@ Result<Node> ReadNode(const sqlite::ScopedStmt& s) {
   n.finished_s = s.Double(16);
   n.cost_s = s.Double(17);
   n.summary = s.Text(18);
+  auto critic = store_json::DecodeCritic(s.Text(19));
+  if (!critic.ok())
+    return MakeError("node " + std::to_string(n.id) + ": " + critic.error().message);
+  n.critic = std::move(*critic);
   return n;
 }
 
@@ -228,6 +235,7 @@ Status SqliteStore::WriteNode(const Node& n) {
   BindOptional(*s, 13, n.gain);
   s->Bind(14, n.diagnosis).Bind(15, store_json::EncodeScore(n.score));
   s->Bind(16, n.created_s).Bind(17, n.finished_s).Bind(18, n.cost_s).Bind(19, n.summary);
+  s->Bind(20, store_json::EncodeCritic(n.critic));
   Status r = s->Run();
   if (!r.ok()) return MakeError("node " + std::to_string(n.id) + ": " + r.error().message);
   return {};

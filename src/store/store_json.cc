@@ -309,7 +309,15 @@ std::string EncodeProfile(const Profile& profile) {
   for (const auto& c : profile.components) {
     components.push_back({{"name", c.name}, {"layer", c.layer}, {"share", Number(c.share)}});
   }
-  return Dump(json{{"total_s", Number(profile.total_s)}, {"components", std::move(components)}});
+  json out{{"total_s", Number(profile.total_s)}, {"components", std::move(components)}};
+  if (!profile.raw.empty()) {  // imported profiles only; absent in older stores
+    json raw = json::array();
+    for (const auto& [name, share] : profile.raw) {
+      raw.push_back({{"name", name}, {"share", Number(share)}});
+    }
+    out["raw"] = std::move(raw);
+  }
+  return Dump(out);
 }
 
 Result<Profile> DecodeProfile(std::string_view text) {
@@ -327,6 +335,17 @@ Result<Profile> DecodeProfile(std::string_view text) {
     if (!ReadField(c, "layer", &comp.layer)) return BadField("profile", "layer");
     if (!ReadField(c, "share", &comp.share)) return BadField("profile", "share");
     out.components.push_back(std::move(comp));
+  }
+  auto raw = j->find("raw");
+  if (raw == j->end()) return out;
+  if (!raw->is_array()) return BadField("profile", "raw");
+  for (const auto& r : *raw) {
+    std::pair<std::string, double> entry;
+    if (!r.is_object() || !ReadField(r, "name", &entry.first) ||
+        !ReadField(r, "share", &entry.second)) {
+      return BadField("profile", "raw");
+    }
+    out.raw.push_back(std::move(entry));
   }
   return out;
 }

@@ -88,6 +88,24 @@ TEST(StoreJsonTest, ProfileUsesTheDocumentedFormat) {
             R"({"components":[{"layer":"kernel","name":"matmul","share":0.5}],"total_s":1.5})");
 }
 
+TEST(StoreJsonTest, ProfileRawNamesRoundTripAndMayBeAbsent) {
+  Profile p{.total_s = 2, .components = {{"matmul", "kernel", 0.6}, {"other", "other", 0.4}}};
+  p.raw = {{"sgemm_128x64_nn", 0.5}, {"gemm_tiled", 0.1}};
+  auto back = store_json::DecodeProfile(store_json::EncodeProfile(p));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->raw, p.raw);
+  ASSERT_EQ(back->components.size(), 2u);
+  EXPECT_EQ(back->components[0].name, "matmul");
+  // Profiles stored before the raw list existed decode with an empty one.
+  auto old = store_json::DecodeProfile(
+      R"({"components":[{"layer":"kernel","name":"matmul","share":0.5}],"total_s":1.5})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->raw.empty());
+  EXPECT_FALSE(store_json::DecodeProfile(R"({"total_s":1,"components":[],"raw":{}})").ok());
+  EXPECT_FALSE(
+      store_json::DecodeProfile(R"({"total_s":1,"components":[],"raw":[{"name":1}]})").ok());
+}
+
 TEST(StoreJsonTest, InvalidUtf8IsReplacedNotThrown) {
   auto text = store_json::EncodeOverlay({{"K", "a\xff"}});
   auto back = store_json::DecodeOverlay(text);

@@ -65,6 +65,9 @@ class FakeTarget : public Target {
   std::function<bool(const EnvOverlay&)> check_ok = [](const EnvOverlay&) { return true; };
   std::function<bool(const EnvOverlay&)> build_ok = [](const EnvOverlay&) { return true; };
   std::function<::arbor::Profile(const EnvOverlay&)> profile;
+  // When set, replaces `metric` entirely: full control of each measurement (noise, drift,
+  // work counts); `call` counts Bench() calls from 0.
+  std::function<Measurement(const RunContext& ctx, int call)> bench;
   double step_seconds = 1;  // reported duration of every step
   int builds = 0;
   int benches = 0;

@@ -1,0 +1,60 @@
+// Constraints and introspection: how failures prune the rest of the search, and when a
+// reverted idea deserves another try (ARBOR.md "The Critic": constraints, introspection,
+// long-horizon health).
+//
+// A constraint is published by the node whose outcome justified it and stored on that node
+// (CriticNote::constraints). Which constraints are active at a point of the search is derived
+// from the tree: in scope (the whole campaign, or a subtree whose root is on the path) and
+// not lifted (`until_keep` constraints end at the next keep, when the bottleneck moves).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/candidates.h"
+#include "core/model.h"
+#include "core/tree.h"
+
+namespace arbor {
+
+// The active constraints at `at`, from the nodes in `publishers` (those whose CriticNote
+// lists constraints). `last_keep_seq` is the highest seq of a kept node.
+std::vector<Constraint> ActiveConstraints(const Tree& tree, const std::vector<NodeId>& publishers,
+                                          NodeId at, int64_t last_keep_seq);
+
+// The first constraint in `active` that forbids the candidate, or nullopt.
+std::optional<Constraint> Violated(const std::vector<Constraint>& active, const Candidate& c);
+
+// What a failed node publishes, given its root-cause class ("runtime_crash", "accuracy", ...)
+// and whether the class says the direction is unproductive or a dependency is missing.
+struct PublishInput {
+  const Node* node = nullptr;  // finished: crashed or reverted, with critic.rca set
+  const ActionSpec* action = nullptr;
+  bool prune_direction = false;
+  bool missing_dependency = false;
+};
+std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in);
+
+// Circuit breaker: when the last `n` evaluated nodes (by seq) all crashed, the categories they
+// belong to are paused until the next keep. Returns those constraints (empty when closed).
+std::vector<Constraint> CircuitBreaker(const Tree& tree, int n, NodeId source);
+
+// Introspection after a keep: reverted nodes (no gain) along the new incumbent's path whose
+// targets now take a clearly larger share of the time than when they were tried. Each is
+// re-queued at most once (never if a node already retries it).
+struct Requeue {
+  NodeId from = kNoNode;
+  std::string reason;
+};
+using ProfileLookup = std::function<std::optional<Profile>(NodeId)>;
+std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
+                                const Profile& now, const ProfileLookup& profile_at);
+
+// The share of `profile` taken by components matching any of `targets` (each counted once);
+// empty targets = the whole program (1).
+double TargetShare(const Profile& profile, const std::vector<std::string>& targets);
+
+}  // namespace arbor

@@ -1,0 +1,83 @@
+// CriticGate: the statistical keep gate. Nothing is kept unless a sequential one-sided
+// Mann–Whitney test says the candidate beats the baseline, the observed gain reaches
+// critic.min_effect, and every guard holds. docs/critic.md states the rule and its proof.
+//
+// Input contract: GateInput.parent is the baseline (incumbent) arm and GateInput.candidate the
+// candidate arm, measured interleaved (A B A B …) in one session after a discarded warm-up.
+// Every sample of each vector counts, whatever its Sample::arm: the caller picks the arms.
+// The gate is a group-sequential test of at most `max_rounds` looks; the round k is inferred
+// from the samples per arm, ceil(n / r), r = GateInput.repetitions (metric.repetitions when 0).
+// The caller judges once per round with the cumulative samples; when the verdict says "more"
+// it measures `more_samples` (= r) more per arm, interleaved again, and judges again. At the
+// last round the gate always decides, so the cap is the gate's own: a caller that honours
+// every "more" needs no cap of its own. Judging one round twice spends its α twice: don't.
+//
+// Also here: the A/A noise pre-flight and the plausibility check of a win.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/gate.h"
+#include "core/spec.h"
+
+namespace arbor {
+
+struct CriticOptions {
+  int max_rounds = 4;              // looks of metric.repetitions per arm, at most
+  int bootstrap_resamples = 2000;  // 0: no confidence interval
+  double futility_alpha = 0.20;    // stop early when the gain is significantly < min_effect
+};
+
+class CriticGate : public Gate {
+ public:
+  CriticGate() = default;
+  explicit CriticGate(const CriticOptions& options) : options_(options) {}
+  Verdict Judge(const GateInput& in) override;
+  const CriticOptions& options() const { return options_; }
+
+ private:
+  CriticOptions options_;
+};
+
+// One-sided level spent at round k of K (1-based) by the Pocock-type spending function
+// α(t) = α·ln(1 + (e − 1)·t): α(k/K) − α((k−1)/K). The levels sum to α, so by the union bound
+// the chance of a false keep over all looks is at most α, however the looks are correlated.
+double NominalAlpha(double alpha, int round, int rounds);
+
+// ---- Noise pre-flight ------------------------------------------------------------------------
+inline constexpr double kDesignPower = 0.8;     // power at which the pre-flight states an MDE
+inline constexpr int kRepetitionCapFactor = 4;  // repetitions may rise to 4× the campaign's
+
+struct NoiseReport {
+  double cv = 0;                    // of the A/A samples
+  double mde = 0;                   // relative, one look at recommended_repetitions
+  int recommended_repetitions = 0;  // per arm and look
+  bool too_noisy = false;           // cv > max_cv even at the repetition cap: refuse to gate
+  int outliers = 0;                 // flagged A/A samples
+  std::string message;              // one line for the user
+};
+// `aa_samples`: repeated measurements of the unchanged baseline. Repetitions rise (up to
+// kRepetitionCapFactor × `repetitions`) until cv·sqrt(repetitions / n) ≤ max_cv, i.e. until
+// a look has the resolution the campaign's max_cv promises.
+NoiseReport AssessNoise(const std::vector<double>& aa_samples, const CriticSpec& critic,
+                        int repetitions);
+
+// ---- Plausibility ----------------------------------------------------------------------------
+inline constexpr double kPlausibilityMargin = 3.0;  // × the largest plausible gain
+inline constexpr double kNoPriorMaxSpeedup = 2.0;   // without a usable prior
+
+struct Plausibility {
+  bool implausible = false;
+  double bound = 0;     // largest speedup the prior and profile make plausible (before margin)
+  std::string message;  // why, for the event and the confirmation demand
+};
+// `observed_speedup`: goal-aware ratio (Verdict::speedup, > 1 better). `expected_gain_g`: the
+// action's Amdahl gain g = share·(1 − 1/speedup_prior), as scored. The target's share follows
+// from g and the prior; its Amdahl bound is 1/(1 − share) (the target taking no time at all).
+// When the share is unknown or the whole program, the bound is the prior speedup itself.
+// Implausible when the observed gain exceeds kPlausibilityMargin × (bound − 1).
+Plausibility PlausibilityCheck(double observed_speedup, double expected_gain_g,
+                               double speedup_prior);
+
+}  // namespace arbor

@@ -1,0 +1,297 @@
+#include "core/critic_gate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/statistics.h"
+
+namespace arbor {
+namespace {
+
+std::vector<Sample> Samples(const std::vector<double>& values, const std::string& arm = "self") {
+  std::vector<Sample> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    Sample s;
+    s.arm = arm;
+    s.rep = static_cast<int>(i);
+    s.value = values[i];
+    out.push_back(s);
+  }
+  return out;
+}
+
+class CriticGateTest : public ::testing::Test {
+ protected:
+  GateInput Input(const std::vector<double>& base, const std::vector<double>& cand) {
+    GateInput in;
+    in.metric = &metric_;
+    in.critic = &critic_;
+    in.parent = Samples(base, "base");
+    in.candidate = Samples(cand);
+    in.seed = 9;
+    return in;
+  }
+  MetricSpec metric_;  // repetitions 5, goal max
+  CriticSpec critic_;  // alpha 0.05, min_effect 0.01, max_cv 0.05
+  CriticGate gate_;
+};
+
+TEST(NominalAlphaTest, PocockSpendingSumsToAlpha) {
+  double sum = 0;
+  for (int k = 1; k <= 4; ++k) sum += NominalAlpha(0.05, k, 4);
+  EXPECT_NEAR(sum, 0.05, 1e-15);
+  // α·ln(1 + (e − 1)/4) = 0.05 · 0.357374.
+  EXPECT_NEAR(NominalAlpha(0.05, 1, 4), 0.0178687, 1e-6);
+  EXPECT_GT(NominalAlpha(0.05, 1, 4), NominalAlpha(0.05, 4, 4));  // front-loaded
+  EXPECT_DOUBLE_EQ(NominalAlpha(0.05, 1, 1), 0.05);
+  EXPECT_EQ(NominalAlpha(0.05, 5, 4), 0);
+}
+
+TEST_F(CriticGateTest, KeepsAClearWinWithInterval) {
+  const Verdict v = gate_.Judge(Input({100, 101, 99, 98, 102}, {110, 111, 109, 112, 108}));
+  EXPECT_TRUE(v.keep) << v.reason;
+  EXPECT_EQ(v.decision, "keep");
+  EXPECT_EQ(v.more_samples, 0);
+  EXPECT_DOUBLE_EQ(v.p_value, 1.0 / 252);
+  EXPECT_NEAR(v.gain, 0.1, 1e-12);
+  EXPECT_NEAR(v.speedup, 1.1, 1e-12);
+  EXPECT_LE(v.ci_low, 1.1);
+  EXPECT_GE(v.ci_high, 1.1);
+  EXPECT_GT(v.ci_low, 1.0);
+  EXPECT_EQ(v.round, 1);
+  EXPECT_EQ(v.max_rounds, 4);
+  EXPECT_NE(v.reason.find("round 1/4"), std::string::npos) << v.reason;
+  // Deterministic: the same seed gives the same verdict.
+  const Verdict again = gate_.Judge(Input({100, 101, 99, 98, 102}, {110, 111, 109, 112, 108}));
+  EXPECT_EQ(again.ci_low, v.ci_low);
+  EXPECT_EQ(again.reason, v.reason);
+}
+
+TEST_F(CriticGateTest, GoalMinInvertsTheRatio) {
+  metric_.goal = Goal::kMin;
+  const Verdict v = gate_.Judge(Input({10, 10.1, 9.9, 10, 10.2}, {8, 8.1, 7.9, 8, 8.2}));
+  EXPECT_TRUE(v.keep) << v.reason;
+  EXPECT_NEAR(v.speedup, 10.0 / 8, 1e-12);
+  EXPECT_GT(v.ci_low, 1.0);
+  EXPECT_LE(v.ci_low, v.speedup);
+  EXPECT_GE(v.ci_high, v.speedup);
+  // The same numbers are a regression when more is better.
+  metric_.goal = Goal::kMax;
+  const Verdict w = gate_.Judge(Input({10, 10.1, 9.9, 10, 10.2}, {8, 8.1, 7.9, 8, 8.2}));
+  EXPECT_FALSE(w.keep);
+  EXPECT_EQ(w.decision, "revert");
+  EXPECT_NE(w.reason.find("significantly below"), std::string::npos) << w.reason;
+}
+
+TEST_F(CriticGateTest, InconclusiveAsksForMoreThenDecidesAtTheLastLook) {
+  const std::vector<double> base = {100, 103, 97, 101, 99};
+  const std::vector<double> cand = {102, 98, 104, 100, 101};
+  Verdict v = gate_.Judge(Input(base, cand));
+  EXPECT_FALSE(v.keep);
+  EXPECT_EQ(v.decision, "more") << v.reason;
+  EXPECT_EQ(v.more_samples, 5);
+  EXPECT_EQ(v.ci_high, 0);  // no interval while measuring
+  std::vector<double> b4;
+  std::vector<double> c4;
+  for (int i = 0; i < 4; ++i) {
+    b4.insert(b4.end(), base.begin(), base.end());
+    c4.insert(c4.end(), cand.begin(), cand.end());
+  }
+  v = gate_.Judge(Input(b4, c4));
+  EXPECT_EQ(v.round, 4);
+  EXPECT_EQ(v.more_samples, 0);
+  EXPECT_FALSE(v.keep);
+  EXPECT_EQ(v.decision, "revert") << v.reason;
+}
+
+TEST_F(CriticGateTest, RoundsFollowTheRepetitionsOfTheInput) {
+  const std::vector<double> base = {100, 103, 97, 101, 99, 100.5, 102, 98, 101.5, 99.5};
+  const std::vector<double> cand = {102, 98, 104, 100, 101, 99.2, 103, 100.2, 97.7, 101.7};
+  GateInput in = Input(base, cand);
+  EXPECT_EQ(gate_.Judge(in).round, 2);  // 10 per arm at metric.repetitions 5
+  in.repetitions = 10;                  // raised by the noise pre-flight
+  const Verdict v = gate_.Judge(in);
+  EXPECT_EQ(v.round, 1);
+  EXPECT_EQ(v.decision, "more") << v.reason;
+  EXPECT_EQ(v.more_samples, 10);
+}
+
+TEST_F(CriticGateTest, NoisyAtTheLastLook) {
+  // The same 20 widely spread values (CV ≈ 9%) in both arms, in another order.
+  std::vector<double> base;
+  std::vector<double> cand;
+  for (int i = 0; i < 20; ++i) {
+    base.push_back(100 * (1 + 0.15 * ((i * 7) % 20 - 9.5) / 9.5));
+    cand.push_back(100 * (1 + 0.15 * ((i * 3) % 20 - 9.5) / 9.5));
+  }
+  const Verdict v = gate_.Judge(Input(base, cand));
+  EXPECT_EQ(v.decision, "noisy") << v.reason;
+  EXPECT_GT(v.cv, critic_.max_cv);
+  EXPECT_FALSE(v.keep);
+}
+
+TEST_F(CriticGateTest, SignificantButTooSmallIsReverted) {
+  const Verdict v =
+      gate_.Judge(Input({100, 100.1, 99.9, 100.05, 99.95}, {100.5, 100.6, 100.4, 100.55, 100.45}));
+  EXPECT_LT(v.p_value, 0.01);
+  EXPECT_FALSE(v.keep);
+  EXPECT_EQ(v.decision, "revert");
+  EXPECT_NE(v.reason.find("below min_effect"), std::string::npos) << v.reason;
+}
+
+TEST_F(CriticGateTest, GuardsVetoAndOutliersAreFlagged) {
+  Guard g;
+  g.name = "p99_ms";
+  g.max = 50;
+  metric_.guards.push_back(g);
+  GateInput in = Input({100, 101, 99, 98, 102}, {110, 111, 109, 112, 108});
+  for (Sample& s : in.candidate) s.extra["p99_ms"] = 60;
+  Verdict v = gate_.Judge(in);
+  EXPECT_FALSE(v.keep);
+  EXPECT_EQ(v.decision, "revert");
+  EXPECT_NE(v.reason.find("guard p99_ms 60 > max 50"), std::string::npos) << v.reason;
+  for (Sample& s : in.candidate) s.extra["p99_ms"] = 40;
+  in.parent = Samples({100, 101, 99, 100, 102, 100, 101, 160});
+  in.candidate = Samples({110, 111, 109, 112, 108, 110, 111, 110});
+  for (Sample& s : in.candidate) s.extra["p99_ms"] = 40;
+  v = gate_.Judge(in);
+  EXPECT_TRUE(v.keep) << v.reason;
+  EXPECT_EQ(v.outliers, 1);
+  EXPECT_NE(v.reason.find("1 outlier(s) flagged"), std::string::npos) << v.reason;
+}
+
+TEST_F(CriticGateTest, NoSamplesIsARevert) {
+  const Verdict v = gate_.Judge(Input({}, {1, 2}));
+  EXPECT_FALSE(v.keep);
+  EXPECT_EQ(v.decision, "revert");
+  EXPECT_EQ(v.reason, "no samples");
+}
+
+TEST(AssessNoiseTest, QuietNoisyAndHopeless) {
+  CriticSpec critic;  // max_cv 0.05
+  NoiseReport r = AssessNoise({100, 102, 98, 101, 99, 100, 101, 99, 100, 100}, critic, 5);
+  EXPECT_LT(r.cv, 0.02);
+  EXPECT_EQ(r.recommended_repetitions, 5);
+  EXPECT_FALSE(r.too_noisy);
+  EXPECT_NEAR(r.mde, MinimumDetectableEffect(r.cv, 5, 0.05, kDesignPower), 1e-15);
+  EXPECT_NE(r.message.find("5 repetitions"), std::string::npos) << r.message;
+  // CV 10% (sd 10 over mean 100): 5·(0.10/0.05)² = 20 repetitions, at the cap of 20.
+  r = AssessNoise({90, 110, 90, 110, 90, 110, 90, 110, 100}, critic, 5);
+  EXPECT_NEAR(r.cv, std::sqrt(800.0 / 8) / 100, 1e-12);
+  EXPECT_EQ(r.recommended_repetitions, 20);
+  EXPECT_FALSE(r.too_noisy);
+  EXPECT_NE(r.message.find("raised from 5"), std::string::npos) << r.message;
+  // CV 20%: would need 80 > 20.
+  r = AssessNoise({80, 120, 80, 120, 80, 120, 80, 120, 100}, critic, 5);
+  EXPECT_TRUE(r.too_noisy);
+  EXPECT_EQ(r.recommended_repetitions, 20);
+  EXPECT_NE(r.message.find("refuses to gate"), std::string::npos) << r.message;
+  r = AssessNoise({100}, critic, 5);
+  EXPECT_FALSE(r.too_noisy);
+  EXPECT_NE(r.message.find("at least 2"), std::string::npos);
+}
+
+TEST(PlausibilityTest, AmdahlBoundWithAWideMargin) {
+  // Share 20% sped up 2×: g = 0.1, bound 1/(1 − 0.2) = 1.25, limit 1 + 3·0.25 = 1.75.
+  Plausibility p = PlausibilityCheck(1.3, 0.1, 2.0);
+  EXPECT_FALSE(p.implausible) << p.message;
+  EXPECT_NEAR(p.bound, 1.25, 1e-12);
+  p = PlausibilityCheck(1.8, 0.1, 2.0);
+  EXPECT_TRUE(p.implausible);
+  EXPECT_NE(p.message.find("confirm"), std::string::npos) << p.message;
+  // Whole program (g = 1 − 1/prior): bound is the prior, 1.1 → limit 1.3.
+  EXPECT_FALSE(PlausibilityCheck(1.25, 1 - 1 / 1.1, 1.1).implausible);
+  EXPECT_TRUE(PlausibilityCheck(1.35, 1 - 1 / 1.1, 1.1).implausible);
+  // Unknown share: the prior; no prior at all: 2× → limit 4.
+  EXPECT_TRUE(PlausibilityCheck(1.35, 0, 1.1).implausible);
+  EXPECT_FALSE(PlausibilityCheck(3.9, 0, 1.0).implausible);
+  EXPECT_TRUE(PlausibilityCheck(4.1, 0, 1.0).implausible);
+}
+
+// ---- Monte-Carlo proof of the required figures (docs/critic.md) -----------------------------
+
+struct Rates {
+  double keep = 0;          // fraction of trials kept
+  double mean_per_arm = 0;  // samples measured per arm, averaged over trials
+};
+
+// Runs the gate's whole sequential protocol on lognormal samples with coefficient of variation
+// `cv`; the candidate is `effect` faster (throughput × (1 + effect)). Every trial has its own
+// seed, so any single trial can be replayed.
+Rates Simulate(double cv, double effect, int trials, uint64_t seed) {
+  MetricSpec metric;  // defaults: repetitions 5, goal max
+  CriticSpec critic;  // defaults: alpha 0.05, min_effect 0.01, max_cv 0.05
+  CriticOptions options;
+  options.bootstrap_resamples = 0;  // the interval never changes a decision
+  CriticGate gate(options);
+  const double sigma = std::sqrt(std::log(1 + cv * cv));
+  Rates rates;
+  for (int t = 0; t < trials; ++t) {
+    Rng rng(seed * 1000003 + static_cast<uint64_t>(t));
+    GateInput in;
+    in.metric = &metric;
+    in.critic = &critic;
+    in.seed = static_cast<uint64_t>(t);
+    int batch = metric.repetitions;
+    Verdict v;
+    while (batch > 0) {
+      for (int i = 0; i < batch; ++i) {  // interleaved: base, candidate, base, candidate …
+        Sample b;
+        b.value = 100 * std::exp(sigma * StandardNormal(rng));
+        in.parent.push_back(b);
+        Sample c;
+        c.value = 100 * (1 + effect) * std::exp(sigma * StandardNormal(rng));
+        in.candidate.push_back(c);
+      }
+      v = gate.Judge(in);
+      batch = v.more_samples;
+    }
+    rates.keep += v.keep ? 1 : 0;
+    rates.mean_per_arm += static_cast<double>(in.parent.size());
+  }
+  rates.keep /= trials;
+  rates.mean_per_arm /= trials;
+  return rates;
+}
+
+constexpr int kTrials = 2000;
+
+TEST(CriticGateMonteCarloTest, RequiredFiguresAtThreePercentCv) {
+  const Rates noop = Simulate(0.03, 0.0, kTrials, 1);
+  const Rates win = Simulate(0.03, 0.05, kTrials, 2);
+  std::printf("3%% CV: no-op kept %.2f%% (%.1f/arm), 5%% speedup kept %.2f%% (%.1f/arm)\n",
+              100 * noop.keep, noop.mean_per_arm, 100 * win.keep, win.mean_per_arm);
+  EXPECT_LE(noop.keep, 0.05);
+  EXPECT_GE(win.keep, 0.95);
+}
+
+TEST(CriticGateMonteCarloTest, FalseKeepsStayBelowAlphaAtEveryNoiseLevel) {
+  for (double cv : {0.01, 0.05, 0.10}) {
+    EXPECT_LE(Simulate(cv, 0.0, kTrials, 3).keep, 0.05) << cv;
+  }
+}
+
+// The table of docs/critic.md:
+//   ./build-critic/core_test --gtest_also_run_disabled_tests
+//       --gtest_filter='*DISABLED_OperatingCharacteristics*'   (one line)
+TEST(CriticGateMonteCarloTest, DISABLED_OperatingCharacteristics) {
+  const double effects[] = {0.0, 0.01, 0.02, 0.05, 0.10};
+  std::printf("| CV | effect 0 | 1%% | 2%% | 5%% | 10%% |\n|---|---|---|---|---|---|\n");
+  for (double cv : {0.01, 0.03, 0.05}) {
+    std::printf("| %.0f%% |", 100 * cv);
+    uint64_t seed = 100;
+    for (double effect : effects) {
+      const Rates r = Simulate(cv, effect, 10000, seed++);
+      std::printf(" %.1f%% (%.1f) |", 100 * r.keep, r.mean_per_arm);
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+}  // namespace arbor

@@ -1,0 +1,295 @@
+// The Critic inside the loop: noisy, drifting, crashing, accuracy-breaking and inflating
+// targets, run through the real Orchestrator with fakes. Each test asserts what was kept,
+// reverted, constrained or re-queued, and why.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/critic_gate.h"
+#include "core/orchestrator.h"
+#include "core/rng.h"
+#include "core/statistics.h"
+#include "fakes/fakes.h"
+
+namespace arbor {
+namespace {
+
+using testing::FakeClock;
+using testing::FakeSpecialist;
+using testing::FakeStore;
+using testing::FakeTarget;
+using testing::FakeWorkspace;
+
+ActionSpec Env(std::string id, std::string var, std::string value = "1",
+               std::vector<std::string> targets = {}, double speedup = 1.3) {
+  ActionSpec a;
+  a.id = id;
+  a.layer = "runtime";
+  a.category = id.substr(0, id.find('.'));
+  a.targets = std::move(targets);
+  a.speedup = speedup;
+  a.cost_s = 10;
+  a.apply.kind = ApplySpec::Kind::kEnv;
+  a.apply.env[var] = value;
+  return a;
+}
+
+struct Rig {
+  CampaignSpec spec;
+  FakeStore store;
+  FakeWorkspace ws;
+  FakeTarget target;
+  FakeSpecialist specialist;
+  CriticGate gate;
+  FakeClock clock;
+  Rig() {
+    spec.name = "c";
+    spec.metric.repetitions = 5;
+    spec.search.max_nodes = 30;
+    spec.critic.min_effect = 0.01;
+  }
+  Result<RunSummary> Run() {
+    Orchestrator o(spec, Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr});
+    return o.Run();
+  }
+  const Node* ByKey(const std::string& key) const {
+    for (const auto& [id, n] : store.nodes) {
+      if (n.CandidateKey() == key && n.outcome != Outcome::kPruned) return &n;
+    }
+    return nullptr;
+  }
+  std::vector<const Node*> All(const std::string& key) const {
+    std::vector<const Node*> out;
+    for (const auto& [id, n] : store.nodes) {
+      if (n.CandidateKey() == key) out.push_back(&n);
+    }
+    return out;
+  }
+  int Events(const std::string& kind) const {
+    int n = 0;
+    for (const auto& e : store.events()) n += e.kind == kind;
+    return n;
+  }
+};
+
+// Lognormal noise with a given CV around `mean`, deterministic in (seed, call).
+double Noisy(double mean, double cv, uint64_t seed, int call) {
+  Rng rng(seed * 1315423911ULL + static_cast<uint64_t>(call));
+  double sigma = std::sqrt(std::log(1 + cv * cv));
+  return mean * std::exp(sigma * StandardNormal(rng) - sigma * sigma / 2);
+}
+
+TEST(CriticLoopTest, NoiseIsNeverKeptAndARealWinIs) {
+  int false_keeps = 0;
+  int true_keeps = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    Rig rig;
+    rig.spec.seed = seed;
+    rig.spec.actions = {Env("noop.a", "NOOP_A"), Env("noop.b", "NOOP_B"),
+                        Env("win.c", "WIN", "1", {}, 1.2)};
+    rig.target.bench = [seed](const RunContext& ctx, int call) {
+      Measurement m;
+      double mean = ctx.env.count("WIN") ? 115 : 100;  // +15% for the real win only
+      m.value = Noisy(mean, 0.05, seed, call);
+      return m;
+    };
+    auto r = rig.Run();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    for (const char* k : {"noop.a", "noop.b"}) {
+      const Node* n = rig.ByKey(k);
+      ASSERT_NE(n, nullptr);
+      false_keeps += n->outcome == Outcome::kKept;
+    }
+    const Node* win = rig.ByKey("win.c");
+    ASSERT_NE(win, nullptr);
+    true_keeps += win->outcome == Outcome::kKept;
+    if (win->outcome == Outcome::kKept) {
+      EXPECT_TRUE(win->critic.confirmed);
+      ASSERT_TRUE(win->critic.ci_low && win->critic.ci_high);
+      EXPECT_LT(*win->critic.ci_low, *win->critic.ci_high);
+      EXPECT_GT(*win->critic.ci_high, 1.0);
+    }
+  }
+  EXPECT_EQ(false_keeps, 0);
+  EXPECT_GE(true_keeps, 11);
+}
+
+TEST(CriticLoopTest, NoisePreflightIsRecordedAndRaisesRepetitions) {
+  Rig rig;
+  rig.spec.critic.max_cv = 0.02;
+  rig.spec.actions = {Env("win.c", "WIN")};
+  rig.target.bench = [](const RunContext& ctx, int call) {
+    Measurement m;
+    m.value = Noisy(ctx.env.count("WIN") ? 150 : 100, 0.03, 7, call);
+    return m;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  auto meta = *rig.store.LoadMeta().value();
+  EXPECT_GT(meta.noise_cv, 0.005);
+  EXPECT_GT(meta.repetitions, 5);  // 3% noise against a 2% promise needs more runs per arm
+  EXPECT_GT(meta.noise_mde, 0);
+}
+
+TEST(CriticLoopTest, CrashingParameterValuesBecomeARangeConstraintThatPrunesTheRest) {
+  Rig rig;
+  ActionSpec threads = Env("threads.n", "THREADS", "{value}", {}, 1.5);
+  threads.values = {"2", "4", "8", "16", "32"};
+  rig.spec.actions = {threads};
+  rig.target.bench = [](const RunContext& ctx, int call) {
+    Measurement m;
+    int t = ctx.env.count("THREADS") ? std::stoi(ctx.env.at("THREADS")) : 1;
+    if (t >= 8) {
+      m.step.kind = ExitKind::kSignaled;
+      m.step.signal = 11;
+      return m;
+    }
+    m.value = 100 + 0.001 * (call % 3);  // no value helps; 8 and more crash
+    return m;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  // The first crashing value publishes "values >= v"; the larger ones are pruned, not run.
+  int crashed = 0;
+  int pruned = 0;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (n.action_id != "threads.n") continue;
+    crashed += n.outcome == Outcome::kCrashed;
+    if (n.outcome == Outcome::kPruned) {
+      ++pruned;
+      EXPECT_NE(n.diagnosis.find("forbid threads.n values"), std::string::npos) << n.diagnosis;
+    }
+  }
+  EXPECT_EQ(crashed, 1);
+  EXPECT_GE(pruned, 1);
+  EXPECT_GE(rig.Events("vetoed"), 1);
+  EXPECT_GE(rig.Events("constraint"), 1);
+}
+
+TEST(CriticLoopTest, AccuracyBreakersAreRevertedWithTheirRootCause) {
+  Rig rig;
+  rig.spec.actions = {Env("math.fast", "FASTMATH", "1", {}, 1.5)};
+  rig.target.check_ok = [](const EnvOverlay& env) { return env.count("FASTMATH") == 0; };
+  rig.target.bench = [](const RunContext& ctx, int) {
+    Measurement m;
+    m.value = ctx.env.count("FASTMATH") ? 150 : 100;
+    return m;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  const Node* n = rig.ByKey("math.fast");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->outcome, Outcome::kReverted);
+  EXPECT_EQ(n->critic.rca, "accuracy");
+  EXPECT_EQ(n->diagnosis.rfind("accuracy: check", 0), 0u) << n->diagnosis;
+  ASSERT_FALSE(n->critic.constraints.empty());
+}
+
+TEST(CriticLoopTest, ABenchmarkThatDoesLessWorkIsNotAWin) {
+  Rig rig;
+  rig.spec.actions = {Env("skip.work", "SKIP")};
+  rig.target.bench = [](const RunContext& ctx, int) {
+    Measurement m;
+    bool skip = ctx.env.count("SKIP") > 0;
+    m.value = skip ? 180 : 100;
+    m.extra["work"] = skip ? 500 : 1000;
+    return m;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  const Node* n = rig.ByKey("skip.work");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->outcome, Outcome::kReverted);
+  EXPECT_EQ(n->diagnosis.rfind("inflation", 0), 0u) << n->diagnosis;
+}
+
+TEST(CriticLoopTest, DriftOfTheIncumbentIsReported) {
+  Rig rig;
+  rig.spec.actions = {Env("win.a", "A", "1", {}, 1.5), Env("noop.b", "B")};
+  rig.target.bench = [](const RunContext& ctx, int call) {
+    Measurement m;
+    double machine = call < 36 ? 1.0 : 0.8;  // the machine slows down by 20% mid-campaign
+    m.value = (ctx.env.count("A") ? 150 : 100) * machine;
+    return m;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  EXPECT_GE(rig.Events("rebaselined"), 1);
+}
+
+TEST(CriticLoopTest, RevertedIdeasAreRequeuedOnceTheBottleneckMovesToThem) {
+  Rig rig;
+  // io.fmt targets "format": 2% of the time at first (its 3x speedup is worth < 1.5%, below
+  // min_effect), 60% once algo.fast is kept.
+  rig.spec.critic.min_effect = 0.02;
+  ActionSpec fmt_action = Env("io.fmt", "FMT", "1", {"format"}, 3);
+  fmt_action.cost_s = 1;  // cheap, so it is tried first, while format is still a small share
+  ActionSpec fast = Env("algo.fast", "FAST", "1", {"compute"}, 1.05);
+  fast.cost_s = 100;
+  rig.spec.actions = {fmt_action, fast};
+  auto time_of = [](const EnvOverlay& env) {
+    double compute = env.count("FAST") ? 40 : 980;
+    double format = env.count("FMT") ? 5 : 15;
+    return compute + format;
+  };
+  rig.target.bench = [time_of](const RunContext& ctx, int) {
+    Measurement m;
+    m.value = 1e5 / time_of(ctx.env);
+    return m;
+  };
+  rig.target.profile = [time_of](const EnvOverlay& env) {
+    double total = time_of(env);
+    double format = env.count("FMT") ? 5 : 15;
+    Profile p;
+    p.components = {{"compute", "kernel", 1 - format / total},
+                    {"format", "application", format / total}};
+    return p;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  auto fmt = rig.All("io.fmt");
+  ASSERT_GE(fmt.size(), 2u);
+  EXPECT_EQ(fmt[0]->outcome, Outcome::kReverted);
+  const Node* retry = fmt.back();
+  EXPECT_EQ(retry->critic.requeued_from, fmt[0]->id);
+  EXPECT_EQ(retry->outcome, Outcome::kKept);
+  EXPECT_EQ(rig.Events("requeued"), 1);
+}
+
+TEST(CriticLoopTest, ConsecutiveCrashesOpenTheCircuitBreaker) {
+  Rig rig;
+  rig.spec.critic.circuit_breaker = 2;
+  rig.spec.actions = {Env("vendor.a", "CRASH_A", "1", {}, 2),
+                      Env("vendor.b", "CRASH_B", "1", {}, 2),
+                      Env("vendor.c", "CRASH_C", "1", {}, 2), Env("safe.d", "D", "1", {}, 1.5)};
+  rig.target.bench = [](const RunContext& ctx, int) {
+    Measurement m;
+    for (const char* v : {"CRASH_A", "CRASH_B", "CRASH_C"}) {
+      if (ctx.env.count(v)) {
+        m.step.kind = ExitKind::kSignaled;
+        m.step.signal = 6;
+        return m;
+      }
+    }
+    m.value = ctx.env.count("D") ? 130 : 100;
+    return m;
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  bool breaker = false;
+  for (const auto& e : rig.store.events()) {
+    breaker |= e.kind == "constraint" && e.message.find("circuit breaker") != std::string::npos;
+  }
+  EXPECT_TRUE(breaker);
+  const Node* c = rig.ByKey("vendor.c");
+  ASSERT_TRUE(c == nullptr || c->outcome != Outcome::kCrashed || rig.ByKey("safe.d") != nullptr);
+}
+
+TEST(CriticLoopTest, TheProtocolCannotChangeMidCampaign) {
+  Rig rig;
+  rig.spec.actions = {Env("win.a", "A")};
+  rig.spec.search.max_nodes = 0;
+  rig.target.metric = [](const EnvOverlay&) { return 100.0; };
+  ASSERT_TRUE(rig.Run().ok());
+  rig.spec.critic.enabled = false;
+  auto r = rig.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--no-critic"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arbor

@@ -1,0 +1,274 @@
+// The Critic's measurement protocol (issue 3, "Guardrails"): the baseline's A/A pre-flight,
+// interleaved A/B runs of a candidate against its parent after a discarded warm-up, a
+// sequential keep test, and a fresh interleaved confirmation before anything is kept.
+// Every sample is stored as it is taken; after a kill the decisions are recomputed from the
+// stored samples (the gate is deterministic for a given seed), so nothing is measured twice.
+#include <algorithm>
+
+#include "core/critic_gate.h"
+#include "core/orchestrator.h"
+#include "core/statistics.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+std::vector<Sample> OfArm(const std::vector<Sample>& all, const std::string& arm) {
+  std::vector<Sample> out;
+  for (const auto& s : all) {
+    if (s.arm == arm) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<double> Values(const std::vector<Sample>& samples) {
+  std::vector<double> v;
+  v.reserve(samples.size());
+  for (const auto& s : samples) v.push_back(s.value);
+  return v;
+}
+
+std::string Percent(double f) { return (f >= 0 ? "+" : "") + FormatDouble(f * 100, 3) + "%"; }
+
+void AddFlag(Node* node, const std::string& flag) {
+  auto& flags = node->critic.flags;
+  if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+}
+
+}  // namespace
+
+int Orchestrator::Repetitions() const {
+  if (meta_.repetitions > 0) return static_cast<int>(meta_.repetitions);
+  return std::max(1, spec_.metric.repetitions);
+}
+
+Status Orchestrator::BenchBaseline(Node* node) {
+  // The baseline is measured twice as often as a candidate arm: its samples are the A/A
+  // pre-flight that tells how noisy the benchmark is before anything is gated.
+  auto all = SamplesOf(node->id);
+  if (!all.ok()) return all.error();
+  std::vector<Sample> done = OfArm(*all, "self");
+  int reps = std::max(1, spec_.metric.repetitions) * (critic_ ? 2 : 1);
+  for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
+    if (stop_requested_.load()) return {};
+    RunContext ctx = Context(*node, "bench-" + std::to_string(rep));
+    ctx.repetition = rep;
+    Measurement m = ports_.target->Bench(ctx);
+    node->cost_s += m.step.duration_s;
+    if (!m.step.ok() || !m.value) return FailStep(node, "bench", m.step, Outcome::kCrashed);
+    Sample s{node->id, "self", rep, *m.value, m.extra};
+    done.push_back(s);
+    ARBOR_TRY(Save(*node, {}, {s}));
+  }
+  std::vector<double> values = Values(done);
+  node->metric = Median(values);
+  node->step = Step::kDecide;
+  std::string message = spec_.metric.name + " median " + FormatDouble(*node->metric) + " over " +
+                        std::to_string(reps) + " runs";
+  if (critic_) {
+    NoiseReport noise = AssessNoise(values, spec_.critic, std::max(1, spec_.metric.repetitions));
+    meta_.noise_cv = noise.cv;
+    meta_.noise_mde = noise.mde;
+    meta_.repetitions = noise.recommended_repetitions;
+    message += "; noise: " + noise.message;
+    if (noise.too_noisy) {
+      node->diagnosis = "too noisy to gate: " + noise.message;
+      AddFlag(node, "too_noisy");
+    }
+  }
+  return Save(*node, {MakeEvent(node->id, "measured", message)});
+}
+
+Status Orchestrator::EnsureBaseBuilt(const Node& parent, bool* failed, Node* node) {
+  *failed = false;
+  if (base_node_ == parent.id) return {};
+  if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
+  base_node_ = kNoNode;
+  auto wt = ports_.workspace->Prepare(parent.id, parent.commit);
+  if (!wt.ok()) return wt.error();
+  StepResult r = ports_.target->Build(ContextAt(parent, *wt, "build-base"));
+  if (!r.ok()) {
+    *failed = true;
+    r.detail = "the incumbent #" + std::to_string(parent.id) + " no longer builds" +
+               (r.detail.empty() ? "" : ": " + r.detail);
+    return FailStep(node, "infrastructure", r, Outcome::kCrashed);
+  }
+  base_node_ = parent.id;
+  base_worktree_ = *wt;
+  return {};
+}
+
+Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& base_arm,
+                                               const std::string& cand_arm, int reps_per_look,
+                                               Verdict* verdict) {
+  const Node& parent = *tree_.Find(node->parent);
+  bool failed = false;
+  ARBOR_TRY(EnsureBuilt(node, &failed));
+  if (failed) return false;
+  ARBOR_TRY(EnsureBaseBuilt(parent, &failed, node));
+  if (failed) return false;
+  auto all = SamplesOf(node->id);
+  if (!all.ok()) return all.error();
+  std::vector<Sample> base = OfArm(*all, base_arm);
+  std::vector<Sample> cand = OfArm(*all, cand_arm);
+
+  auto measure = [&](bool is_base, int rep, bool keep) -> Result<std::optional<Sample>> {
+    const Node& who = is_base ? parent : *node;
+    RunContext ctx = ContextAt(who, is_base ? base_worktree_ : worktree_,
+                               (is_base ? base_arm : cand_arm) + "-" + std::to_string(rep));
+    ctx.node = node->id;  // logs and $ARBOR_NODE belong to the node being judged
+    ctx.repetition = rep;
+    Measurement m = ports_.target->Bench(ctx);
+    node->cost_s += m.step.duration_s;
+    if (!m.step.ok() || !m.value) {
+      if (is_base) {
+        m.step.detail = "the incumbent's benchmark failed" +
+                        (m.step.detail.empty() ? "" : ": " + m.step.detail);
+      }
+      ARBOR_TRY(FailStep(node, is_base ? "infrastructure" : "bench", m.step, Outcome::kCrashed));
+      return std::optional<Sample>();
+    }
+    Sample s{node->id, is_base ? base_arm : cand_arm, rep, *m.value, m.extra};
+    if (keep) ARBOR_TRY(Save(*node, {}, {s}));
+    return std::optional<Sample>(s);
+  };
+
+  // Warm-up: one discarded run of each arm (caches, page faults, CPU frequency).
+  if (base.empty() && cand.empty()) {
+    for (bool is_base : {true, false}) {
+      auto r = measure(is_base, -1, false);
+      if (!r.ok()) return r.error();
+      if (!r->has_value()) return false;
+    }
+  }
+  int target = reps_per_look;
+  while (true) {
+    while (static_cast<int>(std::min(base.size(), cand.size())) < target ||
+           base.size() != cand.size()) {
+      if (stop_requested_.load()) return false;
+      // A B, then B A: alternating the order cancels a linear drift within each pair.
+      int i = static_cast<int>(std::min(base.size(), cand.size()));
+      bool base_first = i % 2 == 0;
+      for (bool is_base : {base_first, !base_first}) {
+        auto& arm = is_base ? base : cand;
+        if (static_cast<int>(arm.size()) > i) continue;
+        auto r = measure(is_base, i, true);
+        if (!r.ok()) return r.error();
+        if (!r->has_value()) return false;
+        arm.push_back(**r);
+      }
+    }
+    GateInput in;
+    in.metric = &spec_.metric;
+    in.critic = &spec_.critic;
+    in.parent = base;
+    in.candidate = cand;
+    in.repetitions = reps_per_look;
+    in.seed = spec_.seed * 1000003ULL + static_cast<uint64_t>(node->id) * 7919ULL +
+              (cand_arm == "cand" ? 0 : 1);
+    *verdict = ports_.gate->Judge(in);
+    if (verdict->decision == "more" && verdict->more_samples > 0) {
+      target += verdict->more_samples;
+      continue;
+    }
+    break;
+  }
+  return true;
+}
+
+Status Orchestrator::BenchInterleaved(Node* node) {
+  Verdict v;
+  auto decided = MeasureUntilDecided(node, "base", "cand", Repetitions(), &v);
+  if (!decided.ok()) return decided.error();
+  if (!*decided) return {};
+  auto all = SamplesOf(node->id);
+  if (!all.ok()) return all.error();
+  std::vector<Sample> base = OfArm(*all, "base");
+  std::vector<Sample> cand = OfArm(*all, "cand");
+  node->metric = Median(Values(cand));
+  node->gain = v.gain;
+  node->critic.p_value = v.p_value;
+  std::string message = "A/B over " + std::to_string(cand.size()) + " pairs: " + Percent(v.gain) +
+                        " (p=" + FormatDouble(v.p_value, 3) + ")";
+  int outliers = CountOutliers(Values(base)) + CountOutliers(Values(cand));
+  if (outliers > 0) {
+    AddFlag(node, "outliers");
+    message += "; " + std::to_string(outliers) + " outlier(s) flagged, kept in the data";
+  }
+  // Drift: the incumbent measured now vs when it was kept. Interleaving protects the verdict;
+  // the drift is recorded so the user knows the machine moved.
+  const Node* parent = tree_.Find(node->parent);
+  std::vector<Event> events;
+  if (parent->metric && *parent->metric != 0) {
+    double drift = Median(Values(base)) / *parent->metric - 1;
+    double floor = std::max(3 * meta_.noise_cv, spec_.critic.min_effect);
+    if (std::abs(drift) > floor) {
+      AddFlag(node, "drift");
+      events.push_back(MakeEvent(node->id, "rebaselined",
+                                 "the incumbent #" + std::to_string(parent->id) + " now measures " +
+                                     FormatDouble(Median(Values(base))) + " (" + Percent(drift) +
+                                     " since it was kept); verdicts use the interleaved runs"));
+    }
+  }
+  // Inflation: a benchmark that did less work than the baseline is not faster.
+  auto work = [](const std::vector<Sample>& s) {
+    std::vector<double> w;
+    for (const auto& x : s) {
+      auto it = x.extra.find("work");
+      if (it != x.extra.end()) w.push_back(it->second);
+    }
+    return w;
+  };
+  std::vector<double> wb = work(base);
+  std::vector<double> wc = work(cand);
+  if (v.decision == "keep" && !wb.empty() && !wc.empty() && Median(wc) < Median(wb) * 0.99) {
+    node->critic.rca = "inflation";
+    if (!events.empty()) ARBOR_TRY(Save(*node, std::move(events)));
+    return Finish(node, Outcome::kReverted,
+                  "inflation: the benchmark did less work (" + FormatDouble(Median(wc)) + " vs " +
+                      FormatDouble(Median(wb)) + "), so its speed is not comparable",
+                  "reverted");
+  }
+  if (v.decision != "keep") {
+    node->critic.rca = "no_gain";
+    if (!events.empty()) ARBOR_TRY(Save(*node, std::move(events)));
+    return Finish(node, Outcome::kReverted, "no_gain: " + v.reason, "reverted");
+  }
+  node->step = Step::kDecide;
+  events.push_back(MakeEvent(node->id, "measured", message));
+  const ActionSpec* action = catalog_.FindAction(node->action_id);
+  Plausibility p = PlausibilityCheck(v.speedup, node->score.g, action ? action->speedup : 1);
+  if (p.implausible) {
+    AddFlag(node, "implausible");
+    events.push_back(
+        MakeEvent(node->id, "anomaly", p.message + "; confirming with twice the runs"));
+  }
+  return Save(*node, std::move(events));
+}
+
+Status Orchestrator::Confirm(Node* node) {
+  bool implausible = std::find(node->critic.flags.begin(), node->critic.flags.end(),
+                               "implausible") != node->critic.flags.end();
+  Verdict v;
+  auto decided = MeasureUntilDecided(node, "confirm-base", "confirm-cand",
+                                     Repetitions() * (implausible ? 2 : 1), &v);
+  if (!decided.ok()) return decided.error();
+  if (!*decided) return {};
+  auto all = SamplesOf(node->id);
+  if (!all.ok()) return all.error();
+  if (v.decision != "keep") {
+    node->critic.rca = "not_confirmed";
+    return Finish(node, Outcome::kReverted, "not confirmed by a fresh A/B run: " + v.reason,
+                  "reverted");
+  }
+  // Reported figures come from the confirmation run.
+  node->metric = Median(Values(OfArm(*all, "confirm-cand")));
+  node->gain = v.gain;
+  node->critic.confirmed = true;
+  node->critic.ci_low = v.ci_low;
+  node->critic.ci_high = v.ci_high;
+  node->critic.p_value = std::max(node->critic.p_value.value_or(0), v.p_value);
+  return {};
+}
+
+}  // namespace arbor

@@ -1,0 +1,69 @@
+// Root-cause analysis of a failed step: a pure function from what the step left behind (exit
+// status, signal, timeout, output tail, which step) to a class, the evidence lines, a suggested
+// fix and the effect the class has on the search.
+//
+// The classes separate an implementation bug (worth one constrained retry) from an unproductive
+// direction (prune), and a dependency or environment problem (record it, block only what needs
+// it) from an algorithmic flaw. Each class has exactly one effect (EffectOf). Classify is
+// deterministic and never fails: what it cannot explain is kUnknown with the last output lines.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/ports.h"
+
+namespace arbor {
+
+enum class RcaClass {
+  kBuildError,      // compiler/linker diagnostics
+  kDependency,      // missing library, command, module, symbol or version
+  kRuntimeCrash,    // SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, assertion, uncaught exception
+  kOutOfMemory,     // SIGKILL under a memory limit, allocator failures
+  kTimeout,         // the step's time limit expired
+  kAccuracy,        // the check ran and said no
+  kGuard,           // a guard (SLA) metric was violated
+  kFlaky,           // failed, then passed on a rerun
+  kBadOutput,       // the command succeeded but its metric/profile could not be read
+  kInfrastructure,  // the command could not even be started
+  kUnknown,
+};
+
+enum class RcaEffect {
+  kRetryOnce,        // implementation bug: one constrained retry with the diagnosis attached
+  kPruneDirection,   // unproductive direction: publish a constraint
+  kBlockDependency,  // record the dependency; block only what needs it
+  kRerun,            // flaky: run the step once more
+  kNone,             // record only
+};
+
+std::string_view RcaClassName(RcaClass c);  // "build_error", "out_of_memory", ...
+std::optional<RcaClass> ParseRcaClass(std::string_view s);
+std::string_view RcaEffectName(RcaEffect e);  // "retry_once", "prune_direction", ...
+std::optional<RcaEffect> ParseRcaEffect(std::string_view s);
+RcaEffect EffectOf(RcaClass c);
+
+struct RcaInput {
+  std::string step;              // "apply", "build", "check", "bench", "profile", "gate"
+  StepResult result;             // exit kind, code, signal, detail
+  std::string output_tail;       // stderr + stdout tail; result.tail when empty
+  bool memory_limited = false;   // the step ran under target.memory_limit_mb
+  bool passed_on_rerun = false;  // the same step passed when run again
+  bool guard_violation = false;  // the gate reverted on a guard
+};
+
+struct Diagnosis {
+  RcaClass cls = RcaClass::kUnknown;
+  std::string evidence;    // the 1–3 most telling output lines, '\n'-separated
+  std::string suggestion;  // one line: what would fix it
+  RcaEffect effect = RcaEffect::kNone;
+  std::string subject;  // kDependency: what is missing ("libfoo.so.1", "numpy", "GLIBC_2.38")
+};
+
+Diagnosis Classify(const RcaInput& in);
+
+// "runtime_crash: Segmentation fault (core dumped) → retry_once" — one line for events.
+std::string DescribeDiagnosis(const Diagnosis& d);
+
+}  // namespace arbor
