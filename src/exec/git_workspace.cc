@@ -219,7 +219,8 @@ Status GitWorkspace::RefuseDirty() const {
   if (dirty.size() > shown.size()) {
     list += " and " + std::to_string(dirty.size() - shown.size()) + " more";
   }
-  return MakeError(repo_ + " has uncommitted changes (" + list + "); commit or stash them first");
+  return MakeError("the workspace " + repo_ + " is dirty: uncommitted changes (" + list +
+                   "); commit or stash them first");
 }
 
 bool GitWorkspace::IsCleanAt(const std::string& path, const std::string& sha) const {

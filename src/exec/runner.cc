@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "exec/process_reaper.h"
@@ -107,13 +108,28 @@ const char* StageText(int stage) {
   ChildFail(plan, kStageExec);
 }
 
-// One captured stream: pipe -> file, at most `limit` bytes kept.
+// One captured stream: pipe -> file, at most `limit` bytes kept. Beyond the limit the file
+// keeps the head and the last `limit / 4` bytes (after a marker line), because metrics and
+// error messages are usually printed last: a flood must not hide the result at its end.
 struct Capture {
   UniqueFd pipe;
   UniqueFd file;
   long long limit = 0;
   long long kept = 0;
   bool truncated = false;
+  std::string tail;  // the most recent bytes beyond the head, at most TailLimit() of them
+
+  long long TailLimit() const { return limit / 4; }
+  long long HeadLimit() const { return limit - TailLimit(); }
+
+  void Write(const char* data, long long size) {
+    for (long long off = 0; off < size;) {
+      ssize_t w = write(file.get(), data + off, static_cast<size_t>(size - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;  // disk full: the output is lost, the command still runs
+      off += w;
+    }
+  }
 
   // Reads what is available; false at EOF or on error (the pipe is then closed).
   bool Pump(std::vector<char>& buf) {
@@ -123,16 +139,33 @@ struct Capture {
       pipe.reset();
       return false;
     }
-    long long keep = std::min<long long>(n, std::max<long long>(0, limit - kept));
-    if (keep < n) truncated = true;
-    for (long long off = 0; off < keep;) {
-      ssize_t w = write(file.get(), buf.data() + off, static_cast<size_t>(keep - off));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break;  // disk full: the output is lost, the command still runs
-      off += w;
-    }
+    long long keep = std::min<long long>(n, std::max<long long>(0, HeadLimit() - kept));
+    Write(buf.data(), keep);
     kept += keep;
+    if (keep < n) {
+      truncated = true;
+      tail.append(buf.data() + keep, static_cast<size_t>(n - keep));
+      auto cap = static_cast<size_t>(TailLimit());
+      if (tail.size() > 2 * cap + 1) {  // trim rarely: amortised O(1) per byte
+        tail.erase(0, tail.size() - cap);
+      }
+    }
     return true;
+  }
+
+  // Appends the kept tail once the stream is over.
+  void Finish() {
+    if (!truncated) return;
+    // The marker and the tail together fit in what the head left of the limit.
+    std::string marker = "\n[arbor: output truncated here]\n";
+    auto room = static_cast<size_t>(std::max<long long>(0, limit - kept));
+    if (marker.size() > room) marker.clear();
+    size_t cap = room - marker.size();
+    if (tail.size() > cap) tail.erase(0, tail.size() - cap);
+    Write(marker.data(), static_cast<long long>(marker.size()));
+    Write(tail.data(), static_cast<long long>(tail.size()));
+    kept += static_cast<long long>(marker.size() + tail.size());
+    tail.clear();
   }
 };
 
@@ -297,6 +330,8 @@ Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, C
   }
   if (timed_out) r.status = RunResult::Status::kTimedOut;
   r.duration_s = duration;
+  out->Finish();
+  err->Finish();
   r.stdout_truncated = out->truncated;
   r.stderr_truncated = err->truncated;
   return r;

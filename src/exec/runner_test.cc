@@ -135,6 +135,19 @@ TEST_F(RunnerTest, OutputFloodIsCapped) {
   EXPECT_EQ(Err(), "tail\n");
 }
 
+TEST_F(RunnerTest, OutputFloodKeepsTheEndWhereResultsArePrinted) {
+  RunSpec spec = Spec("yes | head -c 50000000; echo; echo '{\"v\": 7}'");
+  spec.output_limit_bytes = 1 << 20;
+  RunResult r = Run(spec);
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.stdout_truncated);
+  EXPECT_LE(std::filesystem::file_size(Path("out")), 1u << 20);
+  std::string tail = ReadTail(Path("out"), 64);
+  EXPECT_NE(tail.find("{\"v\": 7}"), std::string::npos) << tail;
+  EXPECT_NE(ReadTail(Path("out"), 300000).find("[arbor: output truncated here]"),
+            std::string::npos);
+}
+
 TEST_F(RunnerTest, BackgroundWriterHoldingThePipeDoesNotHang) {
   RunSpec spec = Spec("(while :; do echo spam; sleep 0.01; done &); echo main");
   auto t0 = std::chrono::steady_clock::now();
