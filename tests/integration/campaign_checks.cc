@@ -1,0 +1,226 @@
+#include "campaign_checks.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace arbor::integration {
+namespace {
+
+std::string StringOr(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool HasLine(const std::string& text, const std::string& a, const std::string& b) {
+  std::stringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// One line per node, for failure messages.
+std::string DescribeTree(const std::vector<TreeNode>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) {
+    out += "  #" + std::to_string(n.id) + " <- #" + std::to_string(n.parent) + " " + n.Key() +
+           ": " + n.outcome + " metric=" + n.metric.dump() + " " + n.diagnosis + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::set<std::string> kToyKept = {"app.merge-count", "compiler.O2", "app.crc-table"};
+
+std::vector<TreeNode> ParseTree(const nlohmann::json& tree) {
+  std::vector<TreeNode> out;
+  if (!tree.is_object() || !tree.contains("nodes") || !tree["nodes"].is_array()) {
+    ADD_FAILURE() << "tree JSON has no nodes array: " << tree.dump();
+    return out;
+  }
+  for (const auto& j : tree["nodes"]) {
+    TreeNode n;
+    n.id = j.value("id", int64_t{0});
+    n.parent = j.contains("parent") && j["parent"].is_number() ? j["parent"].get<int64_t>() : 0;
+    n.action = StringOr(j, "action");
+    n.value = StringOr(j, "values");
+    n.outcome = StringOr(j, "outcome");
+    n.diagnosis = StringOr(j, "diagnosis");
+    n.commit = StringOr(j, "commit");
+    n.metric = j.contains("metric") ? j["metric"] : nlohmann::json();
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::vector<TreeNode> LoadTree(const TempWorkspace& ws) {
+  return ParseTree(ws.ArborJson({"tree", "--format", "json"}));
+}
+
+std::set<std::string> KeysWithOutcome(const std::vector<TreeNode>& nodes,
+                                      const std::string& outcome) {
+  std::set<std::string> out;
+  for (const auto& n : nodes) {
+    if (n.outcome == outcome) out.insert(n.Key());
+  }
+  return out;
+}
+
+const TreeNode* FindKey(const std::vector<TreeNode>& nodes, const std::string& key) {
+  for (const auto& n : nodes) {
+    if (n.Key() == key) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<int64_t> Ancestors(const std::vector<TreeNode>& nodes, int64_t id) {
+  std::map<int64_t, int64_t> parent;
+  for (const auto& n : nodes) parent[n.id] = n.parent;
+  std::vector<int64_t> out;
+  for (int64_t p = parent.count(id) ? parent[id] : 0; p != 0 && out.size() <= nodes.size();
+       p = parent.count(p) ? parent[p] : 0) {
+    out.push_back(p);
+  }
+  return out;
+}
+
+bool IsFinished(const std::string& outcome) {
+  return outcome != "pending" && outcome != "running" && !outcome.empty();
+}
+
+void ExpectTreeInvariants(const std::vector<TreeNode>& nodes) {
+  ASSERT_FALSE(nodes.empty());
+  std::set<int64_t> ids;
+  std::set<std::tuple<int64_t, std::string, std::string>> siblings;
+  int roots = 0;
+  for (const auto& n : nodes) {
+    EXPECT_TRUE(ids.insert(n.id).second) << "duplicate node id " << n.id;
+    EXPECT_TRUE(IsFinished(n.outcome))
+        << "node " << n.id << " (" << n.Key() << ") is " << n.outcome;
+    if (n.parent == 0) {
+      ++roots;
+      EXPECT_EQ(n.outcome, "baseline") << "root " << n.id;
+      continue;
+    }
+    EXPECT_TRUE(siblings.insert({n.parent, n.action, n.value}).second)
+        << "candidate " << n.Key() << " ran twice from node " << n.parent;
+  }
+  EXPECT_EQ(roots, 1);
+  for (const auto& n : nodes) {
+    if (n.parent != 0) {
+      EXPECT_TRUE(ids.count(n.parent)) << "node " << n.id << ": no parent";
+    }
+  }
+}
+
+std::map<int64_t, NodeRecord> RecordFinished(const TempWorkspace& ws,
+                                             const std::vector<TreeNode>& nodes) {
+  std::map<int64_t, NodeRecord> out;
+  for (const auto& n : nodes) {
+    if (!IsFinished(n.outcome)) continue;
+    nlohmann::json show = ws.ArborJson({"show", std::to_string(n.id), "--json"});
+    out[n.id] = {n.outcome, n.metric, show.contains("samples") ? show["samples"] : nullptr};
+  }
+  return out;
+}
+
+void ExpectPreserved(const std::map<int64_t, NodeRecord>& before, const TempWorkspace& ws) {
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  std::map<int64_t, const TreeNode*> by_id;
+  for (const auto& n : nodes) by_id[n.id] = &n;
+  for (const auto& [id, rec] : before) {
+    ASSERT_TRUE(by_id.count(id)) << "node " << id << " disappeared";
+    const TreeNode& now = *by_id[id];
+    EXPECT_EQ(now.outcome, rec.outcome) << "node " << id << " (" << now.Key() << ")";
+    EXPECT_EQ(now.metric, rec.metric) << "node " << id << " (" << now.Key() << ")";
+    nlohmann::json show = ws.ArborJson({"show", std::to_string(id), "--json"});
+    EXPECT_EQ(show.contains("samples") ? show["samples"] : nlohmann::json(), rec.samples)
+        << "node " << id << " (" << now.Key() << ") samples changed";
+  }
+}
+
+void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nodes) {
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), kToyKept) << DescribeTree(nodes);
+  std::set<std::string> reverted = KeysWithOutcome(nodes, "reverted");
+  std::set<std::string> crashed = KeysWithOutcome(nodes, "crashed");
+  std::set<std::string> skipped = KeysWithOutcome(nodes, "skipped");
+  for (const char* key : {"kernel.approx-sample", "app.crc32c", "runtime.batch-size[1]"}) {
+    EXPECT_TRUE(reverted.count(key)) << key << " should be reverted";
+  }
+  for (const char* key : {"kernel.approx-sample", "app.crc32c"}) {
+    const TreeNode* n = FindKey(nodes, key);
+    if (n != nullptr) {
+      EXPECT_EQ(n->diagnosis.rfind("accuracy", 0), 0u) << key << ": " << n->diagnosis;
+    }
+  }
+  // One segfaults in the benchmark, the other already in the check: both are crashes.
+  for (const char* key : {"kernel.reuse-scratch", "runtime.batch-size[0]"}) {
+    EXPECT_TRUE(crashed.count(key)) << key << " should have crashed";
+    const TreeNode* n = FindKey(nodes, key);
+    if (n != nullptr) {
+      EXPECT_NE(n->diagnosis.find("SIGSEGV"), std::string::npos) << n->diagnosis;
+    }
+  }
+  EXPECT_TRUE(skipped.count("kernel.agent-vectorize"));
+  if (const TreeNode* n = FindKey(nodes, "kernel.agent-vectorize")) {
+    EXPECT_NE(n->diagnosis.find("no specialist backend configured"), std::string::npos)
+        << n->diagnosis;
+  }
+  // Every candidate ran exactly once; the profile-driven and `requires` ones below the win.
+  std::map<std::string, int> runs;
+  for (const auto& n : nodes) runs[n.Key()]++;
+  for (const auto& [key, count] : runs) EXPECT_EQ(count, 1) << key;
+  EXPECT_EQ(nodes.size(), 10u) << "root + 9 candidates";
+  const TreeNode* win = FindKey(nodes, "app.merge-count");
+  ASSERT_NE(win, nullptr);
+  for (const char* key : {"app.crc-table", "app.crc32c", "runtime.batch-size[0]",
+                          "runtime.batch-size[1]", "kernel.reuse-scratch"}) {
+    const TreeNode* n = FindKey(nodes, key);
+    ASSERT_NE(n, nullptr) << key << " never ran";
+    std::vector<int64_t> up = Ancestors(nodes, n->id);
+    EXPECT_NE(std::find(up.begin(), up.end(), win->id), up.end())
+        << key << " ran outside the subtree of app.merge-count";
+  }
+  // The branch carries every kept commit, the kept code and the kept environment.
+  ProcResult branch = ws.Git({"rev-parse", "--verify", "arbor/toy"});
+  ASSERT_EQ(branch.exit_code, 0) << branch.Describe();
+  for (const auto& n : nodes) {
+    if (n.outcome != "kept") continue;
+    ASSERT_FALSE(n.commit.empty()) << n.Key() << " has no commit";
+    ProcResult anc = ws.Git({"merge-base", "--is-ancestor", n.commit, "arbor/toy"});
+    EXPECT_EQ(anc.exit_code, 0) << n.Key() << " commit " << n.commit << " not on arbor/toy";
+  }
+  ProcResult env = ws.Git({"show", "arbor/toy:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_TRUE(HasLine(env.out, "TOY_ALGO", "fast")) << env.out;
+  EXPECT_TRUE(HasLine(env.out, "CFLAGS", "-O2")) << env.out;
+  EXPECT_FALSE(HasLine(env.out, "TOY_APPROX", "1")) << env.out;
+  ProcResult code = ws.Git({"show", "arbor/toy:toy.c"});
+  EXPECT_NE(code.out.find("g_crc_table"), std::string::npos) << "patch not on arbor/toy";
+  EXPECT_EQ(code.out.find("0x82F63B78u"), std::string::npos) << "reverted sed on arbor/toy";
+  // The user's checkout is left alone.
+  ProcResult status = ws.Git({"status", "--porcelain"});
+  EXPECT_EQ(status.out, "") << "arbor dirtied the workspace";
+  EXPECT_EQ(ReadFile(ws.repo() + "/toy.c").find("g_crc_table"), std::string::npos);
+}
+
+void ExpectToyFinished(const TempWorkspace& ws) {
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(status.value("campaign", ""), "toy");
+  EXPECT_EQ(status.value("state", ""), "finished") << status.dump();
+  ASSERT_TRUE(status.contains("stop_reason") && status["stop_reason"].is_string()) << status.dump();
+  EXPECT_FALSE(status["stop_reason"].get<std::string>().empty());
+  ASSERT_TRUE(status.contains("best") && status["best"].is_object()) << status.dump();
+  ASSERT_TRUE(status["best"].contains("speedup") && status["best"]["speedup"].is_number())
+      << status.dump();
+  EXPECT_GE(status["best"]["speedup"].get<double>(), 2.0) << status.dump();
+  if (status.contains("nodes") && status["nodes"].contains("running")) {
+    EXPECT_EQ(status["nodes"]["running"], 0) << status.dump();
+  }
+}
+
+}  // namespace arbor::integration

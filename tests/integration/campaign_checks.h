@@ -1,0 +1,66 @@
+// Reading `arbor tree --format json` / `arbor show --json` and the invariants every finished
+// campaign must satisfy, shared by the integration tests.
+//
+// The toy campaign's expected outcomes (examples/toy/README.md) live here too, so that the
+// uninterrupted run and every interrupted-and-resumed run are held to the same answer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace arbor::integration {
+
+struct TreeNode {
+  int64_t id = 0;
+  int64_t parent = 0;  // 0 for the root
+  std::string action;
+  std::string value;  // "" when `values` is null
+  std::string outcome;
+  std::string diagnosis;
+  std::string commit;
+  nlohmann::json metric;  // number or null, as printed
+  // "action" or "action[value]", as Arbor's candidate keys.
+  std::string Key() const { return value.empty() ? action : action + "[" + value + "]"; }
+};
+
+std::vector<TreeNode> ParseTree(const nlohmann::json& tree);
+std::vector<TreeNode> LoadTree(const TempWorkspace& ws);
+std::set<std::string> KeysWithOutcome(const std::vector<TreeNode>& nodes,
+                                      const std::string& outcome);
+const TreeNode* FindKey(const std::vector<TreeNode>& nodes, const std::string& key);
+// Ids of the ancestors of `id`, nearest first (root last).
+std::vector<int64_t> Ancestors(const std::vector<TreeNode>& nodes, int64_t id);
+bool IsFinished(const std::string& outcome);
+
+// Unique ids, parents present, no pending/running node, no two siblings with the same
+// (action, value).
+void ExpectTreeInvariants(const std::vector<TreeNode>& nodes);
+
+// What a node looked like at some moment: outcome, metric and samples.
+struct NodeRecord {
+  std::string outcome;
+  nlohmann::json metric;
+  nlohmann::json samples;
+};
+// Records every finished node of the campaign in `ws` (one `arbor show` per node).
+std::map<int64_t, NodeRecord> RecordFinished(const TempWorkspace& ws,
+                                             const std::vector<TreeNode>& nodes);
+// Every node recorded before must still exist with the same outcome, metric and samples.
+void ExpectPreserved(const std::map<int64_t, NodeRecord>& before, const TempWorkspace& ws);
+
+// The toy campaign's answer.
+extern const std::set<std::string> kToyKept;
+// Kept/reverted/crashed/skipped sets, diagnoses, the profile-driven branch and the branch
+// arbor/toy with its arbor-best.env.
+void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nodes);
+// `arbor status --json` says finished, with a stop reason and the expected best speedup.
+void ExpectToyFinished(const TempWorkspace& ws);
+
+}  // namespace arbor::integration

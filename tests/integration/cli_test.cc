@@ -1,0 +1,91 @@
+// The CLI's refusals and exit codes (docs/cli.md): dirty workspace, malformed campaign file,
+// `arbor init`, unknown verbs.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "harness.h"
+
+namespace arbor::integration {
+namespace {
+
+TEST(IntegrationCli, UntrackedFileMakesTheWorkspaceDirty) {
+  auto ws = TempWorkspace::Toy();
+  ws->Write("scratch.txt", "not committed\n");
+  ProcResult r = ws->Arbor({"run", "arbor.toml", "--quiet"});
+  EXPECT_EQ(r.exit_code, 4) << r.Describe();
+  EXPECT_NE(r.err.find("dirty"), std::string::npos) << r.err;
+}
+
+TEST(IntegrationCli, ModifiedFileMakesTheWorkspaceDirty) {
+  auto ws = TempWorkspace::Toy();
+  ws->Write("toy.c", ReadFile(ws->repo() + "/toy.c") + "/* edited */\n");
+  ProcResult r = ws->Arbor({"run", "arbor.toml", "--quiet"});
+  EXPECT_EQ(r.exit_code, 4) << r.Describe();
+  EXPECT_NE(r.err.find("dirty"), std::string::npos) << r.err;
+}
+
+TEST(IntegrationCli, SyntaxErrorNamesFileLineAndColumn) {
+  TempWorkspace ws;
+  ws.Write("arbor.toml", "[campaign]\nname = \"bad\"\nworkspace = \".\"\n[target\nbench = \"x\"\n");
+  ws.CommitAll();
+  ProcResult r = ws.Arbor({"run", "arbor.toml", "--quiet"});
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(arbor\.toml:4:[0-9]+:)"))) << r.err;
+}
+
+TEST(IntegrationCli, TypeErrorNamesFileLineAndColumn) {
+  TempWorkspace ws;
+  ws.Write(
+      "arbor.toml",
+      "[campaign]\nname = \"bad\"\nworkspace = \".\"\n[target]\nbench = \"echo '{}'\"\n\n[metric]\n"
+      "source = \"json:v\"\nrepetitions = \"three\"\n");
+  ws.CommitAll();
+  ProcResult r = ws.Arbor({"status", "arbor.toml"});
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(arbor\.toml:9:[0-9]+:)"))) << r.err;
+}
+
+TEST(IntegrationCli, InitWritesATemplateThatParses) {
+  TempWorkspace ws;
+  ProcResult init = ws.Arbor({"init"});
+  ASSERT_EQ(init.exit_code, 0) << init.Describe();
+  std::string text = ReadFile(ws.repo() + "/arbor.toml");
+  ASSERT_FALSE(text.empty());
+  // It parses: status finds no campaign state (4), not a campaign file error (3).
+  ProcResult status = ws.Arbor({"status"});
+  EXPECT_EQ(status.exit_code, 4) << status.Describe();
+  ProcResult tree = ws.Arbor({"tree", "arbor.toml", "--format", "json"});
+  EXPECT_EQ(tree.exit_code, 4) << tree.Describe();
+  // It does not overwrite without --force.
+  ws.Write("arbor.toml", text + "# mine\n");
+  ProcResult again = ws.Arbor({"init"});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_EQ(ReadFile(ws.repo() + "/arbor.toml"), text + "# mine\n");
+  ProcResult forced = ws.Arbor({"init", "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.Describe();
+  EXPECT_EQ(ReadFile(ws.repo() + "/arbor.toml"), text);
+}
+
+TEST(IntegrationCli, UsageErrorsExitTwo) {
+  TempWorkspace ws;
+  EXPECT_EQ(ws.Arbor({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(ws.Arbor({"run", "--no-such-option"}).exit_code, 2);
+}
+
+TEST(IntegrationCli, MissingCampaignFileIsAConfigError) {
+  TempWorkspace ws;
+  ProcResult r = ws.Arbor({"status", "nowhere.toml"});
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+}
+
+TEST(IntegrationCli, UnknownNodeIsAStateError) {
+  auto ws = TempWorkspace::Toy();
+  ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  ProcResult show = ws->Arbor({"show", "999", "--json"});
+  EXPECT_EQ(show.exit_code, 4) << show.Describe();
+}
+
+}  // namespace
+}  // namespace arbor::integration
