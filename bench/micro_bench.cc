@@ -14,6 +14,7 @@
 #include "core/candidates.h"
 #include "core/scoring.h"
 #include "core/tree.h"
+#include "util/check.h"
 #include "util/strings.h"
 
 namespace arbor::bench {
@@ -95,6 +96,58 @@ BENCHMARK(BM_ClassifyAtIncumbent)
     ->Arg(10000)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
+
+// What ScoreCandidates asks for: the applicable candidates only. The catalog's path cache is
+// warm after the first iteration, so this is the steady-state per-iteration cost.
+void BM_ApplicableAtIncumbent(benchmark::State& state) {
+  const Fixture& f = FixtureOf(static_cast<int>(state.range(0)));
+  std::vector<Candidate> applicable;
+  for (auto _ : state) {
+    applicable.clear();
+    f.catalog->Classify(f.tree, f.incumbent, &applicable, nullptr);
+    benchmark::DoNotOptimize(applicable.data());
+  }
+  state.counters["catalog"] = static_cast<double>(f.catalog->All().size());
+  state.counters["applicable"] = static_cast<double>(applicable.size());
+}
+BENCHMARK(BM_ApplicableAtIncumbent)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMicrosecond);
+
+// One search iteration's tree work: a new (reverted) child under the incumbent, then the
+// applicable candidates again (the cache catches up through Tree::Changes()).
+void BM_NewChildThenApplicable(benchmark::State& state) {
+  const Fixture& f = FixtureOf(static_cast<int>(state.range(0)));
+  Tree tree = f.tree;
+  const Catalog catalog(f.spec.actions);
+  std::vector<Candidate> applicable;
+  catalog.Classify(tree, f.incumbent, &applicable, nullptr);
+  size_t next = 0;
+  for (auto _ : state) {
+    ARBOR_CHECK(!applicable.empty(), "the catalog ran out of candidates");
+    const Candidate c = applicable[next++ % applicable.size()];
+    Node n;
+    n.id = tree.MaxId() + 1;
+    n.parent = f.incumbent;
+    n.action_id = c.action->id;
+    n.value = c.value;
+    n.seq = n.id;
+    n.outcome = Outcome::kReverted;
+    n.step = Step::kDone;
+    tree.Upsert(std::move(n));
+    applicable.clear();
+    catalog.Classify(tree, f.incumbent, &applicable, nullptr);
+    benchmark::DoNotOptimize(applicable.data());
+  }
+}
+BENCHMARK(BM_NewChildThenApplicable)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
 
 // The per-iteration tree queries of Orchestrator::Run/Save/ScoreCandidates.
 void BM_TreeIncumbent(benchmark::State& state) {

@@ -6,78 +6,174 @@
 #include "util/strings.h"
 
 namespace arbor {
-namespace {
-
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-}  // namespace
-
 Catalog::Catalog(const std::vector<ActionSpec>& actions) : actions_(&actions) {
   for (const ActionSpec& a : actions) {
+    const size_t begin = all_.size();
     if (a.values.empty()) {
       all_.push_back(Candidate{&a, "", CandidateKey(a.id, "")});
-      continue;
+    } else {
+      for (const std::string& v : a.values) {
+        all_.push_back(Candidate{&a, v, CandidateKey(a.id, v)});
+      }
     }
-    for (const std::string& v : a.values) all_.push_back(Candidate{&a, v, CandidateKey(a.id, v)});
+    ranges_.push_back(ActionRange{&a, begin, all_.size()});
+    by_id_.emplace(a.id, &a);  // the first action with an id wins, as a linear search would
   }
+  by_key_.reserve(all_.size());
+  for (size_t i = 0; i < all_.size(); ++i) by_key_[all_[i].key].push_back(i);
 }
 
 const ActionSpec* Catalog::FindAction(const std::string& id) const {
-  for (const ActionSpec& a : *actions_) {
-    if (a.id == id) return &a;
-  }
-  return nullptr;
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
 }
 
-void Catalog::Classify(const Tree& tree, NodeId node, std::vector<Candidate>* applicable,
-                       std::vector<Exclusion>* excluded) const {
-  const std::set<std::string> applied = tree.AppliedActions(node);
-  const std::set<std::string> tried = tree.TriedAlongPath(node);
-  // Kept actions on the path in path order, so a reverse conflict names the earliest one.
-  std::vector<const ActionSpec*> path_actions;
-  for (const Node* n : tree.Path(node)) {
-    if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
-    if (const ActionSpec* a = FindAction(n->action_id)) path_actions.push_back(a);
-  }
-
-  for (const Candidate& c : all_) {
-    const ActionSpec& a = *c.action;
-    std::string reason;
-    if (applied.count(a.id) > 0) {
-      reason = "already applied on the path";
-    } else if (tried.count(c.key) > 0) {
-      reason = "already tried from this state or an ancestor";
+void Catalog::CountTried(const std::string& key, int delta) const {
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return;  // not (or no longer) in the campaign file
+  for (size_t i : it->second) {
+    int& count = cache_.tried_count[i];
+    count += delta;
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    if (count > 0) {
+      cache_.tried_bits[i / 64] |= bit;
     } else {
-      for (const std::string& r : a.requires_) {
-        if (applied.count(r) == 0) {
-          reason = "requires " + r;
-          break;
-        }
+      cache_.tried_bits[i / 64] &= ~bit;
+    }
+  }
+}
+
+void Catalog::Extend(const Tree& tree, const Node& n) const {
+  cache_.on_path.insert(n.id);
+  cache_.node = n.id;
+  if (n.id != kRootId && n.outcome == Outcome::kKept) {
+    ++cache_.applied[n.action_id];
+    ++cache_.applied[n.CandidateKey()];
+    if (const ActionSpec* a = FindAction(n.action_id)) {
+      for (const std::string& x : a->conflicts) cache_.conflicted_by.emplace(x, a->id);
+    }
+    cache_.verdicts_valid = false;
+  }
+  for (NodeId child : tree.Children(n.id)) {
+    const Node* c = tree.Find(child);
+    if (c->outcome != Outcome::kPruned) CountTried(c->CandidateKey(), +1);
+  }
+}
+
+void Catalog::Rebuild(const Tree& tree, NodeId node) const {
+  cache_ = PathCache{};
+  cache_.tried_count.assign(all_.size(), 0);
+  cache_.tried_bits.assign((all_.size() + 63) / 64, 0);
+  const std::vector<const Node*> path = tree.Path(node);
+  for (const Node* n : path) Extend(tree, *n);
+  cache_.node = node;
+  cache_.pos = tree.Changes().size();
+  // A node not (yet) in the tree has an empty path now but may get one: do not keep it.
+  cache_.tree_uid = path.empty() ? 0 : tree.uid();
+}
+
+void Catalog::Sync(const Tree& tree, NodeId node) const {
+  const std::vector<TreeChange>& changes = tree.Changes();
+  if (cache_.tree_uid != tree.uid() || cache_.pos > changes.size()) return Rebuild(tree, node);
+  // Catch up with the tree over the cached path.
+  for (size_t i = cache_.pos; i < changes.size(); ++i) {
+    const TreeChange& c = changes[i];
+    if (cache_.on_path.count(c.node) > 0 &&
+        (c.old_parent != c.new_parent || c.old_kept != c.new_kept || c.old_key != c.new_key)) {
+      return Rebuild(tree, node);  // the path itself changed
+    }
+    if (c.old_tried && cache_.on_path.count(c.old_parent) > 0) CountTried(c.old_key, -1);
+    if (c.new_tried && cache_.on_path.count(c.new_parent) > 0) CountTried(c.new_key, +1);
+  }
+  cache_.pos = changes.size();
+  if (node == cache_.node) return;
+  // The incumbent moved down: extend the path, or rebuild when `node` is elsewhere.
+  std::vector<const Node*> below;
+  const Node* n = tree.Find(node);
+  for (; n != nullptr && n->id != cache_.node; n = tree.Find(n->parent)) {
+    below.push_back(n);
+    if (below.size() > tree.size()) break;  // a cycle: Rebuild's Path reports it
+  }
+  if (n == nullptr || n->id != cache_.node) return Rebuild(tree, node);
+  for (auto it = below.rbegin(); it != below.rend(); ++it) Extend(tree, **it);
+}
+
+void Catalog::ComputeVerdicts() const {
+  cache_.action_applied.assign(ranges_.size(), 0);
+  cache_.action_reason.assign(ranges_.size(), std::string());
+  auto applied = [&](const std::string& s) { return cache_.applied.count(s) > 0; };
+  for (size_t r = 0; r < ranges_.size(); ++r) {
+    const ActionSpec& a = *ranges_[r].action;
+    if (applied(a.id)) {
+      cache_.action_applied[r] = 1;
+      continue;
+    }
+    std::string& reason = cache_.action_reason[r];
+    for (const std::string& req : a.requires_) {
+      if (!applied(req)) {
+        reason = "requires " + req;
+        break;
       }
     }
     if (reason.empty()) {
       for (const std::string& x : a.conflicts) {
-        if (applied.count(x) > 0) {
+        if (applied(x)) {
           reason = "conflicts with " + x;
           break;
         }
       }
     }
     if (reason.empty()) {
-      // Conflicts are symmetric: declaring them on either side is enough.
-      for (const ActionSpec* p : path_actions) {
-        if (Contains(p->conflicts, a.id)) {
-          reason = "conflicts with " + p->id;
-          break;
-        }
-      }
+      // Conflicts are symmetric: declaring them on either side is enough. The earliest kept
+      // action on the path is named.
+      auto it = cache_.conflicted_by.find(a.id);
+      if (it != cache_.conflicted_by.end()) reason = "conflicts with " + it->second;
     }
-    if (reason.empty()) {
-      if (applicable != nullptr) applicable->push_back(c);
-    } else if (excluded != nullptr) {
-      excluded->push_back(Exclusion{c, std::move(reason)});
+  }
+  cache_.verdicts_valid = true;
+}
+
+void Catalog::Classify(const Tree& tree, NodeId node, std::vector<Candidate>* applicable,
+                       std::vector<Exclusion>* excluded) const {
+  Sync(tree, node);
+  if (!cache_.verdicts_valid) ComputeVerdicts();
+  const std::vector<uint64_t>& bits = cache_.tried_bits;
+  for (size_t r = 0; r < ranges_.size(); ++r) {
+    const ActionRange& range = ranges_[r];
+    const bool action_applied = cache_.action_applied[r] != 0;
+    const std::string& action_reason = cache_.action_reason[r];
+    if (excluded == nullptr) {
+      if (action_applied || !action_reason.empty() || applicable == nullptr) continue;
+      // The untried candidates of this action: the clear bits of [begin, end).
+      for (size_t i = range.begin; i < range.end;) {
+        const size_t word = i / 64;
+        uint64_t clear = ~bits[word] >> (i % 64);
+        const size_t span = std::min<size_t>(64 - i % 64, range.end - i);
+        if (span < 64) clear &= (uint64_t{1} << span) - 1;
+        while (clear != 0) {
+          const int skip = __builtin_ctzll(clear);
+          applicable->push_back(all_[i + static_cast<size_t>(skip)]);
+          clear &= clear - 1;
+        }
+        i += span;
+      }
+      continue;
+    }
+    for (size_t i = range.begin; i < range.end; ++i) {
+      const Candidate& c = all_[i];
+      std::string reason;
+      if (action_applied) {
+        reason = "already applied on the path";
+      } else if (cache_.tried_count[i] > 0) {
+        reason = "already tried from this state or an ancestor";
+      } else {
+        reason = action_reason;
+      }
+      if (reason.empty()) {
+        if (applicable != nullptr) applicable->push_back(c);
+      } else {
+        excluded->push_back(Exclusion{c, std::move(reason)});
+      }
     }
   }
 }

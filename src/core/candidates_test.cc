@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace arbor {
 namespace {
@@ -156,6 +161,155 @@ TEST(SubstituteValueTest, ReplacesEveryPlaceholder) {
   EXPECT_EQ(out.goal, "use tile 16");
   EXPECT_EQ(out.agent, "kernel");
   EXPECT_EQ(out.kind, apply.kind);
+}
+
+}  // namespace
+}  // namespace arbor
+
+namespace arbor {
+namespace {
+
+// The definition Classify implements, from scratch over the tree (the pre-cache algorithm).
+std::vector<std::pair<std::string, std::string>> ReferenceClassify(
+    const std::vector<ActionSpec>& actions, const Catalog& catalog, const Tree& tree, NodeId node) {
+  const std::set<std::string> applied = tree.AppliedActions(node);
+  const std::set<std::string> tried = tree.TriedAlongPath(node);
+  std::vector<const ActionSpec*> path_actions;
+  for (const Node* n : tree.Path(node)) {
+    if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
+    for (const ActionSpec& a : actions) {
+      if (a.id == n->action_id) {
+        path_actions.push_back(&a);
+        break;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Candidate& c : catalog.All()) {
+    const ActionSpec& a = *c.action;
+    std::string reason;
+    if (applied.count(a.id) > 0) {
+      reason = "already applied on the path";
+    } else if (tried.count(c.key) > 0) {
+      reason = "already tried from this state or an ancestor";
+    } else {
+      for (const std::string& r : a.requires_) {
+        if (applied.count(r) == 0) {
+          reason = "requires " + r;
+          break;
+        }
+      }
+    }
+    for (size_t i = 0; reason.empty() && i < a.conflicts.size(); ++i) {
+      if (applied.count(a.conflicts[i]) > 0) reason = "conflicts with " + a.conflicts[i];
+    }
+    for (size_t i = 0; reason.empty() && i < path_actions.size(); ++i) {
+      const auto& pc = path_actions[i]->conflicts;
+      if (std::find(pc.begin(), pc.end(), a.id) != pc.end()) {
+        reason = "conflicts with " + path_actions[i]->id;
+      }
+    }
+    out.emplace_back(c.key, reason);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> Flatten(const Catalog& catalog, const Tree& tree,
+                                                         NodeId node) {
+  std::vector<Candidate> applicable;
+  std::vector<Exclusion> excluded;
+  catalog.Classify(tree, node, &applicable, &excluded);
+  std::map<std::string, std::string> by_key;
+  for (const Candidate& c : applicable) by_key[c.key] = "";
+  for (const Exclusion& e : excluded) by_key[e.candidate.key] = e.reason;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Candidate& c : catalog.All()) out.emplace_back(c.key, by_key[c.key]);
+  // The applicable-only form (the Orchestrator's) lists the same candidates in All() order.
+  std::vector<Candidate> only;
+  catalog.Classify(tree, node, &only, nullptr);
+  std::vector<std::string> a, b;
+  for (const Candidate& c : applicable) a.push_back(c.key);
+  for (const Candidate& c : only) b.push_back(c.key);
+  EXPECT_EQ(a, b);
+  return out;
+}
+
+// A campaign grown at random the way the Orchestrator grows one (children under the
+// incumbent, some kept, some pruned, pending ones later dispatched), with occasional questions
+// about other nodes and rewrites of path nodes: the one long-lived catalog, following the tree
+// incrementally, always answers like the from-scratch definition.
+TEST(CatalogTest, IncrementalClassifyMatchesTheDefinition) {
+  std::vector<ActionSpec> actions;
+  for (int i = 0; i < 12; ++i) {
+    std::vector<std::string> requires_, conflicts, values;
+    if (i % 5 == 3) requires_.push_back("k" + std::to_string(i - 3));
+    if (i % 4 == 1) conflicts.push_back("k" + std::to_string((i + 6) % 12));
+    if (i % 3 == 0) values = {"1", "2", "3", "4"};
+    if (i == 7) requires_.push_back("k0[2]");
+    actions.push_back(Action("k" + std::to_string(i), requires_, conflicts, values));
+  }
+  // Duplicate keys in the file (the same action twice) count both entries.
+  actions.push_back(Action("k2"));
+  Catalog catalog(actions);
+  uint64_t state = 7;
+  auto next = [&](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  for (int campaign = 0; campaign < 20; ++campaign) {
+    Tree tree;
+    tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", Outcome::kBaseline));
+    for (int step = 0; step < 60; ++step) {
+      const NodeId inc = tree.Incumbent();
+      NodeId ask = inc;
+      const uint64_t what = next(10);
+      if (what == 0) {
+        ask = static_cast<NodeId>(1 + next(static_cast<uint64_t>(tree.MaxId())));
+      } else if (what == 1 && tree.MaxId() > 1) {
+        // Rewrite an existing node: flip its outcome (path nodes included).
+        Node n = *tree.Find(static_cast<NodeId>(2 + next(static_cast<uint64_t>(tree.MaxId() - 1))));
+        n.outcome = next(2) == 0 ? Outcome::kReverted : Outcome::kPruned;
+        n.seq = step;
+        tree.Upsert(n);
+      } else {
+        std::vector<Candidate> applicable;
+        catalog.Classify(tree, inc, &applicable, nullptr);
+        const Candidate* c = nullptr;
+        if (!applicable.empty() && next(6) != 0) {
+          c = &applicable[next(applicable.size())];
+        }
+        Node n =
+            c ? MakeNode(tree.MaxId() + 1, inc, c->action->id, Outcome::kRunning, c->value)
+              : MakeNode(tree.MaxId() + 1, inc,
+                         catalog.All()[next(catalog.All().size())].action->id, Outcome::kPending);
+        n.seq = step;
+        tree.Upsert(n);
+        const uint64_t verdict = next(5);
+        n.outcome = verdict == 0   ? Outcome::kKept
+                    : verdict == 1 ? Outcome::kPruned
+                    : verdict == 2 ? Outcome::kCrashed
+                                   : Outcome::kReverted;
+        tree.Upsert(n);
+      }
+      ASSERT_EQ(Flatten(catalog, tree, ask), ReferenceClassify(actions, catalog, tree, ask))
+          << "campaign " << campaign << " step " << step << " node " << ask;
+    }
+  }
+}
+
+TEST(CatalogTest, ClassifyDoesNotConfuseTreesOrNodesNotYetAdded) {
+  const std::vector<ActionSpec> actions = SampleActions();
+  Catalog catalog(actions);
+  Tree empty;
+  EXPECT_EQ(Classify(catalog, empty, kRootId)["kernel.naive"], "");
+  Tree tree = TreeWith({MakeNode(2, 1, "kernel.naive", Outcome::kReverted)});
+  EXPECT_EQ(Classify(catalog, tree, kRootId)["kernel.naive"],
+            "already tried from this state or an ancestor");
+  Tree other = TreeWith({});
+  EXPECT_EQ(Classify(catalog, other, kRootId)["kernel.naive"], "");
+  other.Upsert(MakeNode(2, 1, "kernel.naive", Outcome::kRunning));
+  EXPECT_EQ(Classify(catalog, other, kRootId)["kernel.naive"],
+            "already tried from this state or an ancestor");
 }
 
 }  // namespace

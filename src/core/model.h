@@ -167,6 +167,12 @@ struct CampaignMeta {
   double noise_mde = 0;
   int64_t repetitions = 0;
   int64_t no_critic = 0;  // 1: started with --no-critic (ablation runs only)
+  // Final confirmation: the best node measured interleaved against the baseline when the
+  // campaign finished; the speedup (> 1 better) and its 95% interval are what is reported.
+  int64_t final_node = 0;
+  double final_speedup = 0;
+  double final_ci_low = 0;
+  double final_ci_high = 0;
 };
 
 }  // namespace arbor

@@ -141,13 +141,14 @@ Status Orchestrator::Load() {
   meta_elapsed_at_start_ = meta_.elapsed_s;
   auto nodes = ports_.store->LoadNodes();
   if (!nodes.ok()) return nodes.error();
-  for (const Node& n : *nodes) {
-    tree_.Upsert(n);
+  tree_.Reserve(tree_.size() + nodes->size());
+  for (Node& n : *nodes) {
     if (!n.critic.constraints.empty()) publishers_.push_back(n.id);
     if (n.outcome == Outcome::kKept) last_keep_seq_ = std::max(last_keep_seq_, n.seq);
     if (n.step == Step::kDone) stats_.Observe(n);
     // A kept node is observed when the keep is decided, before its re-profile finishes.
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
+    tree_.Upsert(std::move(n));
   }
   meta_.state = "running";
   meta_.stop_reason.clear();
@@ -211,6 +212,8 @@ Result<RunSummary> Orchestrator::Run() {
       break;
     }
     if (auto reason = StopReason()) {
+      ARBOR_TRY(ConfirmFinal());
+      if (stop_requested_.load()) continue;
       ARBOR_TRY(Stop("finished", *reason));
       break;
     }
@@ -224,6 +227,8 @@ Result<RunSummary> Orchestrator::Run() {
       }
     }
     if (best == nullptr) {
+      ARBOR_TRY(ConfirmFinal());
+      if (stop_requested_.load()) continue;
       ARBOR_TRY(Stop("finished", "exhausted"));
       break;
     }
@@ -258,6 +263,12 @@ std::optional<std::string> Orchestrator::StopReason() {
 }
 
 Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
+  // Worktrees kept for the A/B base arm or the final confirmation are disposable now.
+  for (NodeId* held : {&prepared_node_, &base_node_}) {
+    if (*held != kNoNode) ARBOR_TRY(ports_.workspace->Release(*held));
+    *held = kNoNode;
+  }
+  built_node_ = kNoNode;
   meta_.state = state;
   meta_.stop_reason = reason;
   Mutation m;
@@ -291,8 +302,8 @@ std::optional<Profile> Orchestrator::ProfileAt(NodeId id) {
 std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
   NodeId inc_id = tree_.Incumbent();
   std::vector<Candidate> applicable;
-  std::vector<Exclusion> excluded;
-  catalog_.Classify(tree_, inc_id, &applicable, &excluded);
+  // Only the applicable ones: without the exclusions Classify is O(applicable), not O(catalog).
+  catalog_.Classify(tree_, inc_id, &applicable, nullptr);
   // Ideas the Critic re-queued under the incumbent compete like any other candidate.
   std::vector<NodeId> pending(applicable.size(), kNoNode);
   for (NodeId child : tree_.Children(inc_id)) {
@@ -314,21 +325,32 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
   double explore = spec_.search.explore;
   if (tree_.TrailingNonKept() >= spec_.search.plateau) explore *= 2;
 
+  const int total_tries = std::max(1, tree_.FinishedCount());
+
   std::vector<ScoredCandidate> out;
   std::vector<ScoreTerms> terms;
+  out.reserve(applicable.size());
+  terms.reserve(applicable.size());
+  // Every input but the candidate itself depends on the action only: computed once per action
+  // (candidates of one action are adjacent), not once per value.
+  const ActionSpec* last_action = nullptr;
+  ScoreInput in;
   for (const Candidate& c : applicable) {
-    ScoreInput in;
-    in.action = c.action;
-    // Without a profile every action is scored against the whole program.
-    in.g = profile ? ExpectedGain(*profile, c.action->targets, c.action->speedup)
-                   : ExpectedGain(Profile{}, {}, c.action->speedup);
-    in.r_acc = stats_.AccuracyRisk(*c.action);
-    in.r_crash = stats_.CrashRisk(*c.action);
-    in.cost_s = stats_.ExpectedCost(*c.action);
-    in.reference_cost_s = ref_cost;
-    in.m_gap = m_gap;
-    in.total_tries = std::max(1, tree_.FinishedCount());
-    in.category_tries = stats_.Counts(c.action->category).tries;
+    if (c.action != last_action) {
+      last_action = c.action;
+      in = ScoreInput{};
+      in.action = c.action;
+      // Without a profile every action is scored against the whole program.
+      in.g = profile ? ExpectedGain(*profile, c.action->targets, c.action->speedup)
+                     : ExpectedGain(Profile{}, {}, c.action->speedup);
+      in.r_acc = stats_.AccuracyRisk(*c.action);
+      in.r_crash = stats_.CrashRisk(*c.action);
+      in.cost_s = stats_.ExpectedCost(*c.action);
+      in.reference_cost_s = ref_cost;
+      in.m_gap = m_gap;
+      in.total_tries = total_tries;
+      in.category_tries = stats_.Counts(c.action->category).tries;
+    }
     terms.push_back(ScoreOne(in, spec_.search.formula, explore));
     out.push_back({c, {}, pending[out.size()]});
   }

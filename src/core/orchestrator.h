@@ -92,6 +92,9 @@ class Orchestrator {
                                    const std::string& cand_arm, int reps_per_look,
                                    Verdict* verdict);
   Status EnsureBaseBuilt(const Node& parent, bool* failed, Node* node);
+  // When a campaign finishes: the best node against the baseline, interleaved, so the
+  // reported end-to-end speedup has a measured interval (not a product of per-step ones).
+  Status ConfirmFinal();
   // Finishes `node` after step `step` failed: root-cause analysis, diagnosis, constraints.
   Status FailStep(Node* node, const std::string& step, const StepResult& result, Outcome outcome);
   // Publishes what a finished failure teaches (constraints, circuit breaker) onto the node.

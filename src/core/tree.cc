@@ -1,6 +1,8 @@
 #include "core/tree.h"
 
 #include <algorithm>
+#include <atomic>
+#include <iterator>
 #include <string>
 
 #include "util/check.h"
@@ -15,26 +17,196 @@ bool IsEvaluated(const Node& n) {
                              n.outcome == Outcome::kCrashed);
 }
 
+// Counted by TriedAlongPath below its parent: every child that ran or is running.
+bool IsTried(const Node& n) { return n.parent != kNoNode && n.outcome != Outcome::kPruned; }
+
+uint64_t NextUid() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
-void Tree::Upsert(const Node& node) {
+Tree::Tree() : uid_(NextUid()) {}
+
+Tree::Tree(const Tree& other)
+    : uid_(NextUid()),
+      nodes_(other.nodes_),
+      children_(other.children_),
+      max_id_(other.max_id_),
+      kept_(other.kept_),
+      non_kept_(other.non_kept_),
+      finished_(other.finished_),
+      trailing_(other.trailing_),
+      incumbent_(other.incumbent_),
+      incumbent_valid_(other.incumbent_valid_),
+      changes_(other.changes_) {}
+
+Tree::Tree(Tree&& other) noexcept
+    : uid_(NextUid()),
+      nodes_(std::move(other.nodes_)),
+      children_(std::move(other.children_)),
+      max_id_(other.max_id_),
+      kept_(std::move(other.kept_)),
+      non_kept_(std::move(other.non_kept_)),
+      finished_(other.finished_),
+      trailing_(other.trailing_),
+      incumbent_(other.incumbent_),
+      incumbent_valid_(other.incumbent_valid_),
+      changes_(std::move(other.changes_)) {
+  other = Tree();
+}
+
+Tree& Tree::operator=(const Tree& other) {
+  if (this != &other) *this = Tree(other);
+  return *this;
+}
+
+Tree& Tree::operator=(Tree&& other) noexcept {
+  if (this == &other) return *this;
+  uid_ = NextUid();  // caches keyed on the old content must not match the new one
+  nodes_ = std::move(other.nodes_);
+  children_ = std::move(other.children_);
+  max_id_ = other.max_id_;
+  kept_ = std::move(other.kept_);
+  non_kept_ = std::move(other.non_kept_);
+  finished_ = other.finished_;
+  trailing_ = other.trailing_;
+  incumbent_ = other.incumbent_;
+  incumbent_valid_ = other.incumbent_valid_;
+  changes_ = std::move(other.changes_);
+  other.nodes_.clear();
+  other.children_.clear();
+  other.max_id_ = kNoNode;
+  other.kept_.clear();
+  other.non_kept_.clear();
+  other.finished_ = other.trailing_ = 0;
+  other.incumbent_valid_ = false;
+  other.changes_.clear();
+  other.uid_ = NextUid();
+  return *this;
+}
+
+void Tree::Reserve(size_t n) {
+  nodes_.reserve(n);
+  children_.reserve(n);
+}
+
+void Tree::Upsert(const Node& node) { Upsert(Node(node)); }
+
+void Tree::Upsert(Node&& node) {
   ARBOR_CHECK(node.id != kNoNode, "Tree::Upsert of a node without id");
   ARBOR_CHECK(node.parent == kNoNode || nodes_.count(node.parent) > 0,
               "Tree::Upsert of node " + std::to_string(node.id) + " before its parent " +
                   std::to_string(node.parent));
   auto it = nodes_.find(node.id);
-  if (it != nodes_.end() && it->second.parent != node.parent) {
-    auto& old_siblings = children_[it->second.parent];
+  const Node* old = it == nodes_.end() ? nullptr : &it->second;
+  Journal(old, node);
+  Link(old, node);
+  UpdateIncumbent(old, node);
+  if (old != nullptr) Unindex(*old);
+  Index(node);
+  max_id_ = std::max(max_id_, node.id);
+  if (it == nodes_.end()) {
+    const NodeId id = node.id;
+    nodes_.emplace(id, std::move(node));
+  } else {
+    it->second = std::move(node);
+  }
+}
+
+void Tree::Journal(const Node* old, const Node& node) {
+  TreeChange c;
+  c.node = node.id;
+  c.new_parent = node.parent;
+  c.new_tried = IsTried(node);
+  c.new_kept = node.outcome == Outcome::kKept;
+  if (old != nullptr) {
+    c.old_parent = old->parent;
+    c.old_tried = IsTried(*old);
+    c.old_kept = old->outcome == Outcome::kKept;
+    if (c.old_parent == c.new_parent && c.old_tried == c.new_tried && c.old_kept == c.new_kept &&
+        old->action_id == node.action_id && old->value == node.value) {
+      return;  // nothing a consumer of Changes() follows
+    }
+    c.old_key = old->CandidateKey();
+  }
+  c.new_key = node.CandidateKey();
+  changes_.push_back(std::move(c));
+}
+
+void Tree::Link(const Node* old, const Node& node) {
+  if (old != nullptr && old->parent == node.parent) return;
+  if (old != nullptr) {
+    auto& old_siblings = children_[old->parent];
     old_siblings.erase(std::remove(old_siblings.begin(), old_siblings.end(), node.id),
                        old_siblings.end());
   }
-  bool link = it == nodes_.end() || it->second.parent != node.parent;
-  nodes_[node.id] = node;
-  if (link && node.parent != kNoNode) {
+  if (node.parent != kNoNode) {
     auto& siblings = children_[node.parent];
-    siblings.insert(std::lower_bound(siblings.begin(), siblings.end(), node.id), node.id);
+    // Ids grow, so the common case is an append.
+    if (siblings.empty() || siblings.back() < node.id) {
+      siblings.push_back(node.id);
+    } else {
+      siblings.insert(std::lower_bound(siblings.begin(), siblings.end(), node.id), node.id);
+    }
   }
-  max_id_ = std::max(max_id_, node.id);
+}
+
+void Tree::UpdateIncumbent(const Node* old, const Node& node) {
+  const bool was_kept = old != nullptr && old->outcome == Outcome::kKept;
+  const bool is_kept = node.outcome == Outcome::kKept;
+  if (old == nullptr && node.id == kRootId) {
+    incumbent_valid_ = false;
+    return;
+  }
+  if (!was_kept && !is_kept) return;
+  if (was_kept && is_kept && old->parent == node.parent && old->seq == node.seq) return;
+  // A new keep under the incumbent (the common case): the walk from the root reaches the
+  // incumbent unchanged and now continues into this node, which has no kept child yet unless
+  // the tree is being rebuilt out of order, in which case Incumbent() recomputes.
+  if (incumbent_valid_ && !was_kept && is_kept && node.parent == incumbent_ &&
+      Children(node.id).empty()) {
+    incumbent_ = node.id;
+    return;
+  }
+  incumbent_valid_ = false;
+}
+
+int Tree::CountNonKeptAfter(const std::optional<SeqKey>& after) const {
+  if (!after) return static_cast<int>(non_kept_.size());
+  return static_cast<int>(std::distance(non_kept_.upper_bound(*after), non_kept_.end()));
+}
+
+void Tree::Unindex(const Node& old) {
+  if (!IsEvaluated(old)) return;
+  --finished_;
+  const SeqKey k{old.seq, old.id};
+  if (old.outcome == Outcome::kKept) {
+    const bool was_last = *kept_.rbegin() == k;
+    kept_.erase(k);
+    if (was_last) {
+      trailing_ =
+          CountNonKeptAfter(kept_.empty() ? std::nullopt : std::optional<SeqKey>(*kept_.rbegin()));
+    }
+  } else {
+    non_kept_.erase(k);
+    if (kept_.empty() || k > *kept_.rbegin()) --trailing_;
+  }
+}
+
+void Tree::Index(const Node& node) {
+  if (!IsEvaluated(node)) return;
+  ++finished_;
+  const SeqKey k{node.seq, node.id};
+  if (node.outcome == Outcome::kKept) {
+    const bool last = kept_.empty() || k > *kept_.rbegin();
+    kept_.insert(k);
+    if (last) trailing_ = CountNonKeptAfter(k);
+  } else {
+    non_kept_.insert(k);
+    if (kept_.empty() || k > *kept_.rbegin()) ++trailing_;
+  }
 }
 
 const Node* Tree::Find(NodeId id) const {
@@ -96,8 +268,9 @@ std::set<std::string> Tree::TriedAlongPath(NodeId id) const {
 }
 
 NodeId Tree::Incumbent() const {
+  if (incumbent_valid_) return incumbent_;
   const Node* current = Find(kRootId);
-  if (current == nullptr) return kNoNode;
+  if (current == nullptr) return kNoNode;  // not cached: the root may come later
   while (true) {
     const Node* best = nullptr;
     for (NodeId child : Children(current->id)) {
@@ -105,9 +278,12 @@ NodeId Tree::Incumbent() const {
       if (c->outcome != Outcome::kKept) continue;
       if (best == nullptr || c->seq > best->seq) best = c;
     }
-    if (best == nullptr) return current->id;
+    if (best == nullptr) break;
     current = best;
   }
+  incumbent_ = current->id;
+  incumbent_valid_ = true;
+  return incumbent_;
 }
 
 std::vector<NodeId> Tree::Unfinished() const {
@@ -117,28 +293,6 @@ std::vector<NodeId> Tree::Unfinished() const {
   }
   std::sort(ids.begin(), ids.end());
   return ids;
-}
-
-int Tree::FinishedCount() const {
-  int count = 0;
-  for (const auto& [id, node] : nodes_) count += IsEvaluated(node) ? 1 : 0;
-  return count;
-}
-
-int Tree::TrailingNonKept() const {
-  std::vector<const Node*> evaluated;
-  for (const auto& [id, node] : nodes_) {
-    if (IsEvaluated(node)) evaluated.push_back(&node);
-  }
-  std::sort(evaluated.begin(), evaluated.end(), [](const Node* a, const Node* b) {
-    return a->seq != b->seq ? a->seq < b->seq : a->id < b->id;
-  });
-  int trailing = 0;
-  for (auto it = evaluated.rbegin(); it != evaluated.rend(); ++it) {
-    if ((*it)->outcome == Outcome::kKept) break;
-    ++trailing;
-  }
-  return trailing;
 }
 
 }  // namespace arbor

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace arbor {
 namespace {
 
@@ -140,6 +143,125 @@ TEST(TreeTest, TrailingNonKeptCountsBySeqAfterLastKept) {
   u.Upsert(MakeNode(3, 1, "b", Outcome::kReverted, 6));
   EXPECT_EQ(u.TrailingNonKept(), 0);
   EXPECT_EQ(u.FinishedCount(), 2);
+}
+
+}  // namespace
+}  // namespace arbor
+
+namespace arbor {
+namespace {
+
+// The definitions the maintained counters and the cached incumbent must agree with, computed
+// from scratch over the tree.
+struct Brute {
+  int finished = 0;
+  int trailing = 0;
+  NodeId incumbent = kNoNode;
+};
+
+Brute Recompute(const Tree& t) {
+  Brute b;
+  std::vector<const Node*> evaluated;
+  for (const Node* n : t.All()) {
+    if (n->id != kRootId && (n->outcome == Outcome::kKept || n->outcome == Outcome::kReverted ||
+                             n->outcome == Outcome::kCrashed)) {
+      evaluated.push_back(n);
+    }
+  }
+  b.finished = static_cast<int>(evaluated.size());
+  std::sort(evaluated.begin(), evaluated.end(), [](const Node* x, const Node* y) {
+    return x->seq != y->seq ? x->seq < y->seq : x->id < y->id;
+  });
+  for (auto it = evaluated.rbegin(); it != evaluated.rend() && (*it)->outcome != Outcome::kKept;
+       ++it) {
+    ++b.trailing;
+  }
+  const Node* cur = t.Find(kRootId);
+  while (cur != nullptr) {
+    b.incumbent = cur->id;
+    const Node* best = nullptr;
+    for (NodeId c : t.Children(cur->id)) {
+      const Node* n = t.Find(c);
+      if (n->outcome == Outcome::kKept && (best == nullptr || n->seq > best->seq)) best = n;
+    }
+    cur = best;
+  }
+  return b;
+}
+
+// Random growth and rewrites (outcome flips, seq changes, re-parenting): after every Upsert the
+// O(1) answers equal the from-scratch ones.
+TEST(TreeTest, MaintainedCountersAndIncumbentMatchRecomputation) {
+  const Outcome kOutcomes[] = {Outcome::kKept,   Outcome::kReverted, Outcome::kCrashed,
+                               Outcome::kPruned, Outcome::kRunning,  Outcome::kPending,
+                               Outcome::kSkipped};
+  uint64_t state = 42;
+  auto next = [&](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  Tree t;
+  EXPECT_EQ(t.Incumbent(), kNoNode);
+  t.Upsert(Root());
+  for (int step = 0; step < 3000; ++step) {
+    const NodeId max = t.MaxId();
+    Node n;
+    if (max > 1 && next(3) == 0) {
+      n = *t.Find(static_cast<NodeId>(2 + next(static_cast<uint64_t>(max - 1))));
+      if (next(4) == 0 && t.Children(n.id).empty()) {
+        n.parent = static_cast<NodeId>(1 + next(static_cast<uint64_t>(n.id - 1)));
+      }
+    } else {
+      n.id = max + 1;
+      n.parent = static_cast<NodeId>(1 + next(static_cast<uint64_t>(max)));
+      n.action_id = "a" + std::to_string(next(20));
+    }
+    n.outcome = kOutcomes[next(7)];
+    n.seq = static_cast<int64_t>(next(2) == 0 ? step : next(static_cast<uint64_t>(step + 1)));
+    t.Upsert(n);
+    const Brute b = Recompute(t);
+    ASSERT_EQ(t.FinishedCount(), b.finished) << "step " << step;
+    ASSERT_EQ(t.TrailingNonKept(), b.trailing) << "step " << step;
+    ASSERT_EQ(t.Incumbent(), b.incumbent) << "step " << step;
+  }
+}
+
+TEST(TreeTest, CopiesAndMovesKeepTheAnswersUnderANewUid) {
+  Tree t = SampleTree();
+  const size_t changes = t.Changes().size();
+  Tree copy = t;
+  EXPECT_NE(copy.uid(), t.uid());
+  EXPECT_EQ(copy.Incumbent(), t.Incumbent());
+  EXPECT_EQ(copy.FinishedCount(), t.FinishedCount());
+  EXPECT_EQ(copy.Changes().size(), changes);
+  const uint64_t copy_uid = copy.uid();
+  Tree moved = std::move(copy);
+  EXPECT_NE(moved.uid(), copy_uid);
+  EXPECT_EQ(moved.Incumbent(), 5);
+  EXPECT_EQ(moved.TrailingNonKept(), t.TrailingNonKept());
+  moved.Upsert(MakeNode(8, 5, "g", Outcome::kKept, 9));
+  EXPECT_EQ(moved.Incumbent(), 8);
+  EXPECT_EQ(t.Incumbent(), 5);
+}
+
+TEST(TreeTest, ChangesRecordTriedKeyAndKeptTransitionsOnly) {
+  Tree t;
+  t.Upsert(Root());
+  t.Upsert(MakeNode(2, 1, "a", Outcome::kRunning, 1));
+  const size_t after_add = t.Changes().size();
+  Node n = *t.Find(2);
+  n.summary = "tiled";
+  t.Upsert(n);  // nothing followed changed
+  EXPECT_EQ(t.Changes().size(), after_add);
+  n.outcome = Outcome::kKept;
+  t.Upsert(n);
+  ASSERT_EQ(t.Changes().size(), after_add + 1);
+  const TreeChange& c = t.Changes().back();
+  EXPECT_EQ(c.node, 2);
+  EXPECT_FALSE(c.old_kept);
+  EXPECT_TRUE(c.new_kept);
+  EXPECT_EQ(c.old_key, "a");
+  EXPECT_EQ(c.new_parent, 1);
 }
 
 }  // namespace

@@ -85,4 +85,38 @@ bool HasScore(const Node& node) {
   return node.id != kRootId && node.outcome != Outcome::kBaseline && node.seq != 0;
 }
 
+nlohmann::json ConstraintsJson(const std::vector<Constraint>& constraints) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Constraint& c : constraints) {
+    nlohmann::json j = {{"kind", std::string(ConstraintKindName(c.kind))},
+                        {"scope", c.scope == ConstraintScope::kCampaign ? "campaign" : "subtree"},
+                        {"reason", c.reason},
+                        {"source", c.source},
+                        {"until_keep", c.until_keep},
+                        {"text", DescribeConstraint(c)}};
+    if (c.scope == ConstraintScope::kSubtree) j["scope_node"] = c.scope_node;
+    if (!c.action.empty()) j["action"] = c.action;
+    if (!c.category.empty()) j["category"] = c.category;
+    if (c.min) j["min"] = *c.min;
+    if (c.max) j["max"] = *c.max;
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+
+nlohmann::json CriticJson(const CriticNote& n) {
+  nlohmann::json j = nlohmann::json::object();
+  j["p_value"] = OptionalNumber(n.p_value);
+  j["ci_low"] = OptionalNumber(n.ci_low);
+  j["ci_high"] = OptionalNumber(n.ci_high);
+  j["confirmed"] = n.confirmed;
+  j["rca"] = n.rca;
+  j["evidence"] = n.evidence;
+  j["suggestion"] = n.suggestion;
+  j["requeued_from"] =
+      n.requeued_from == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(n.requeued_from);
+  j["flags"] = n.flags;
+  return j;
+}
+
 }  // namespace arbor::report

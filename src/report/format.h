@@ -54,4 +54,9 @@ nlohmann::json ScoreJson(const ScoreTerms& score);
 // Null for the root and for nodes never dispatched: they were not chosen by h(a).
 bool HasScore(const Node& node);
 
+// The constraints a node published, each with its one-line description.
+nlohmann::json ConstraintsJson(const std::vector<Constraint>& constraints);
+// What the Critic concluded about a node: p-value, interval, RCA, flags, re-queue link.
+nlohmann::json CriticJson(const CriticNote& note);
+
 }  // namespace arbor::report

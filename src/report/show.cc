@@ -83,6 +83,11 @@ void AppendProfile(const std::optional<Profile>& profile, std::string& out) {
     if (!c.layer.empty()) out += "  [" + c.layer + "]";
     out += "\n";
   }
+  if (profile->raw.empty()) return;
+  out += "  top raw names (" + std::to_string(profile->raw.size()) + ")\n";
+  for (const auto& [name, share] : profile->raw) {
+    out += "    " + Percent(share) + "  " + name + "\n";
+  }
 }
 
 void AppendEvents(const std::vector<Event>& events, std::string& out) {
@@ -135,6 +140,13 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
           {{"name", c.name}, {"layer", c.layer}, {"share", c.share}, {"percent", c.share * 100}});
     }
     profile_json = {{"total_s", profile->total_s}, {"components", std::move(components)}};
+    if (!profile->raw.empty()) {
+      nlohmann::json raw = nlohmann::json::array();
+      for (const auto& [name, share] : profile->raw) {
+        raw.push_back({{"name", name}, {"share", share}, {"percent", share * 100}});
+      }
+      profile_json["raw"] = std::move(raw);
+    }
   }
   nlohmann::json event_list = nlohmann::json::array();
   for (const Event& e : SortedEvents(events)) {

@@ -94,6 +94,13 @@ nlohmann::json StatusJson(const CampaignView& view) {
     best["node"] = s.best->id;
     best["value"] = report::OptionalNumber(s.best->metric);
     best["speedup"] = report::OptionalNumber(s.speedup);
+    // The interval comes from the final confirmation (best vs baseline, interleaved), and
+    // only while that node is still the best.
+    if (view.meta.final_node == s.best->id && view.meta.final_node != kRootId) {
+      best["confirmed_speedup"] = view.meta.final_speedup;
+      best["ci_low"] = view.meta.final_ci_low;
+      best["ci_high"] = view.meta.final_ci_high;
+    }
   }
   return {
       {"campaign", view.meta.name},
@@ -148,6 +155,12 @@ std::string StatusText(const CampaignView& view) {
   }
   if (s.speedup) out += "  " + report::FormatSpeedup(*s.speedup);
   out += "\n";
+  if (s.best != nullptr && view.meta.final_node == s.best->id && s.best != s.root) {
+    out += "confirmed ×" + FormatDouble(view.meta.final_speedup, 4) + " (95% CI ×" +
+           FormatDouble(view.meta.final_ci_low, 4) + "–×" +
+           FormatDouble(view.meta.final_ci_high, 4) +
+           "), best vs baseline measured interleaved at the end\n";
+  }
 
   out += "elapsed   " + FormatDuration(view.meta.elapsed_s);
   if (view.max_time_s > 0) out += " of " + FormatDuration(view.max_time_s);

@@ -148,7 +148,8 @@ nlohmann::json TreeJson(const std::vector<Node>& nodes) {
     j["metric"] = report::OptionalNumber(n.metric);
     j["gain"] = report::OptionalNumber(n.gain);
     j["diagnosis"] = n.diagnosis;
-    j["constraints"] = nlohmann::json::array();
+    j["constraints"] = report::ConstraintsJson(n.critic.constraints);
+    if (!n.critic.empty()) j["critic"] = report::CriticJson(n.critic);
     j["score"] = report::HasScore(n) ? report::ScoreJson(n.score) : nlohmann::json(nullptr);
     j["step"] = StepName(n.step);
     j["seq"] = n.seq;

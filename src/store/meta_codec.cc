@@ -27,6 +27,10 @@ const Field kFields[] = {
     {"noise_mde", &CampaignMeta::noise_mde},
     {"repetitions", &CampaignMeta::repetitions},
     {"no_critic", &CampaignMeta::no_critic},
+    {"final_node", &CampaignMeta::final_node},
+    {"final_speedup", &CampaignMeta::final_speedup},
+    {"final_ci_low", &CampaignMeta::final_ci_low},
+    {"final_ci_high", &CampaignMeta::final_ci_high},
 };
 
 template <typename T>
