@@ -74,6 +74,15 @@ Event Orchestrator::MakeEvent(NodeId node, std::string kind, std::string message
   return e;
 }
 
+bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b) {
+  return a.name == b.name && a.seed == b.seed && a.spec_hash == b.spec_hash && a.state == b.state &&
+         a.stop_reason == b.stop_reason && a.explore_boost == b.explore_boost &&
+         a.next_seq == b.next_seq && a.noise_cv == b.noise_cv && a.noise_mde == b.noise_mde &&
+         a.repetitions == b.repetitions && a.no_critic == b.no_critic &&
+         a.final_node == b.final_node && a.final_speedup == b.final_speedup &&
+         a.final_ci_low == b.final_ci_low && a.final_ci_high == b.final_ci_high;
+}
+
 Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples,
                           std::optional<Profile> profile) {
   return SaveMany(node, {}, std::move(events), std::move(samples), std::move(profile));
@@ -89,8 +98,14 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   if (profile) m.profiles.emplace_back(node.id, *profile);
   m.events = std::move(events);
   meta_.elapsed_s = CampaignTime();
-  m.meta = meta_;
+  // The meta rows are rewritten only when something besides the clock changed, when a node
+  // finishes, or every few seconds: a kill loses at most that much of the elapsed-time count,
+  // and the per-step transactions stay small (engine overhead, docs/benchmarks.md).
+  bool write_meta = !SameExceptElapsed(meta_, saved_meta_) || node.step == Step::kDone ||
+                    meta_.elapsed_s - saved_meta_.elapsed_s > 5;
+  if (write_meta) m.meta = meta_;
   ARBOR_TRY(ports_.store->Apply(m));
+  if (write_meta) saved_meta_ = meta_;
   tree_.Upsert(node);
   for (const Node& o : others) tree_.Upsert(o);
   if (profile) profiles_[node.id] = *profile;
@@ -154,7 +169,9 @@ Status Orchestrator::Load() {
   meta_.stop_reason.clear();
   Mutation m;
   m.meta = meta_;
-  return ports_.store->Apply(m);
+  ARBOR_TRY(ports_.store->Apply(m));
+  saved_meta_ = meta_;
+  return {};
 }
 
 Status Orchestrator::Reconcile() {
@@ -263,12 +280,10 @@ std::optional<std::string> Orchestrator::StopReason() {
 }
 
 Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
-  // Worktrees kept for the A/B base arm or the final confirmation are disposable now.
-  for (NodeId* held : {&prepared_node_, &base_node_}) {
-    if (*held != kNoNode) ARBOR_TRY(ports_.workspace->Release(*held));
-    *held = kNoNode;
-  }
-  built_node_ = kNoNode;
+  // Worktrees kept for the A/B base arm or the final confirmation, and any a killed process
+  // left behind, are disposable now: every state worth keeping is a commit.
+  ARBOR_TRY(ports_.workspace->ReleaseAll());
+  prepared_node_ = base_node_ = built_node_ = kNoNode;
   meta_.state = state;
   meta_.stop_reason = reason;
   Mutation m;
@@ -277,6 +292,7 @@ Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
   meta_.elapsed_s = CampaignTime();
   m.meta = meta_;
   ARBOR_TRY(ports_.store->Apply(m));
+  saved_meta_ = meta_;
   if (ports_.sink) ports_.sink->OnEvent(e);
   return {};
 }
@@ -405,6 +421,7 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   meta_.elapsed_s = CampaignTime();
   m.meta = meta_;
   ARBOR_TRY(ports_.store->Apply(m));
+  saved_meta_ = meta_;
   for (const Node& n : m.nodes) tree_.Upsert(n);
   if (ports_.sink) {
     for (const auto& e : m.events) ports_.sink->OnEvent(e);

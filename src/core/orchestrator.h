@@ -132,6 +132,7 @@ class Orchestrator {
   Tree tree_;
   CategoryStats stats_;
   CampaignMeta meta_;
+  CampaignMeta saved_meta_;  // as last written to the store
   // Ensures the node's worktree exists and is built in this process (after a resume the
   // build is replayed: builds are idempotent, and a fresh process cannot trust old outputs).
   Status EnsureBuilt(Node* node, bool* failed);
@@ -149,6 +150,9 @@ class Orchestrator {
   std::map<NodeId, Profile> profiles_;  // cache of profiles on the incumbent path
   std::atomic<bool> stop_requested_{false};
 };
+
+// True when the two differ at most in elapsed_s.
+bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b);
 
 // Summary helpers shared with views and tests.
 std::string DescribeStep(const StepResult& r);

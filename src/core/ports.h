@@ -57,6 +57,9 @@ class Workspace {
   virtual Status Promote(const std::string& commit) = 0;
   // Removes the node's worktree if it exists. Idempotent.
   virtual Status Release(NodeId node) = 0;
+  // Removes every node worktree of the campaign (a finished campaign, or leftovers of a
+  // killed process). Idempotent.
+  virtual Status ReleaseAll() = 0;
 };
 
 // ---- Target: the user's build / check / bench / profile commands. --------------------------

@@ -304,4 +304,17 @@ Status GitWorkspace::Release(NodeId node) {
   return RemoveWorktree(WorktreePath(node));
 }
 
+Status GitWorkspace::ReleaseAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::error_code ec;
+  std::filesystem::directory_iterator it(state_dir_ + "/worktrees", ec);
+  if (ec) return {};  // no worktrees folder: nothing to release
+  std::vector<std::string> paths;
+  for (const auto& entry : it) {
+    if (entry.is_directory(ec)) paths.push_back(entry.path().string());
+  }
+  for (const std::string& p : paths) ARBOR_TRY(RemoveWorktree(p));
+  return {};
+}
+
 }  // namespace arbor

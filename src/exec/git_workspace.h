@@ -34,6 +34,7 @@ class GitWorkspace : public Workspace {
                                const EnvOverlay& overlay) override;
   Status Promote(const std::string& commit) override;
   Status Release(NodeId node) override;
+  Status ReleaseAll() override;
 
   const std::string& repo() const { return repo_; }
   const std::string& state_dir() const { return state_dir_; }

@@ -228,6 +228,20 @@ TEST_F(GitWorkspaceTest, ReleaseIsIdempotent) {
   EXPECT_EQ(Git("worktree list").find("n2"), std::string::npos);
 }
 
+TEST_F(GitWorkspaceTest, ReleaseAllRemovesEveryWorktreeALostProcessLeft) {
+  InitRepo();
+  GitWorkspace ws(repo_, "demo");
+  std::string base = OpenOk(ws);
+  std::string a = PrepareOk(ws, 2, base);
+  std::string b = PrepareOk(ws, 3, base);
+  Write(b + "/half-applied.txt", "x");
+  EXPECT_TRUE(ws.ReleaseAll().ok());
+  EXPECT_FALSE(fs::exists(a));
+  EXPECT_FALSE(fs::exists(b));
+  EXPECT_EQ(Git("worktree list").find("worktrees/n"), std::string::npos);
+  EXPECT_TRUE(ws.ReleaseAll().ok());
+}
+
 TEST_F(GitWorkspaceTest, UserHooksNeverRun) {
   InitRepo();
   for (const char* hook : {"pre-commit", "post-checkout", "commit-msg"}) {

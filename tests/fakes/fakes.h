@@ -47,6 +47,10 @@ class FakeWorkspace : public Workspace {
                                const EnvOverlay& overlay) override;
   Status Promote(const std::string& commit) override;
   Status Release(NodeId node) override;
+  Status ReleaseAll() override {
+    worktrees.clear();
+    return {};
+  }
 
   std::string branch = "c0";
   std::map<std::string, std::string> parent_of;  // commit -> parent commit
