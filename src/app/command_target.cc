@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "formats/importers.h"
 #include "formats/metrics.h"
 #include "util/strings.h"
 
@@ -20,6 +21,30 @@ std::string ReadIfExists(const std::string& path) {
   if (!fs::exists(path, ec)) return "";
   auto r = ReadFileBounded(path);
   return r.ok() ? *r : "";
+}
+
+// What the profile step produced: [profile] profile_file when set ("$ARBOR_OUT/x" in the
+// run's out folder, a relative path in the worktree), else $ARBOR_OUT/profile.json when the
+// command wrote one, else its stdout.
+Result<std::string> ProfileText(const ProfileSpec& spec, const std::string& worktree,
+                                const std::string& out_dir, const std::string& stdout_path) {
+  if (spec.profile_file.empty()) {
+    std::string text = ReadIfExists(out_dir + "/profile.json");
+    return text.empty() ? ReadIfExists(stdout_path) : text;
+  }
+  std::string path = spec.profile_file;
+  for (const char* var : {"$ARBOR_OUT/", "${ARBOR_OUT}/"}) {
+    if (StartsWith(path, var)) path = out_dir + "/" + path.substr(std::string_view(var).size());
+  }
+  if (path.front() != '/') path = worktree + "/" + path;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return MakeError("profile: profile_file '" + spec.profile_file + "' was not written (" + path +
+                     ")");
+  }
+  auto text = ReadFileBounded(path);
+  if (!text.ok()) return MakeError("profile: profile_file: " + text.error().message);
+  return text;
 }
 
 }  // namespace
@@ -156,9 +181,8 @@ ProfileResult CommandTarget::Profile(const RunContext& ctx) {
   Run run = Execute(ctx, spec_->target.profile, spec_->target.profile_timeout_s);
   r.step = run.step;
   if (!r.step.ok()) return r;
-  std::string text = ReadIfExists(run.out_dir + "/out/profile.json");
-  if (text.empty()) text = ReadIfExists(run.stdout_path);
-  auto p = ParseProfile(text);
+  auto text = ProfileText(spec_->profile, ctx.worktree, run.out_dir + "/out", run.stdout_path);
+  auto p = text.ok() ? ImportProfile(*text, spec_->profile) : Result<arbor::Profile>(text.error());
   if (!p.ok()) {
     r.step.kind = ExitKind::kBadOutput;
     r.step.detail = p.error().message;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/action_loader.h"
+#include "config/profile_loader.h"
 #include "config/toml_reader.h"
 #include "config/values.h"
 #include "util/strings.h"
@@ -288,7 +289,7 @@ Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& pat
   spec.file = path_for_messages;
   Section root(path_for_messages, document, "", "at the top level");
   ARBOR_TRY(root.CheckKeys({"campaign", "target", "metric", "accuracy", "search", "critic", "kb",
-                            "specialists", "action"}));
+                            "specialists", "action", "profile"}));
   ARBOR_TRY(ReadCampaign(root, base_abs, &spec));
   ARBOR_TRY(ReadTarget(root, &spec.target));
   ARBOR_TRY(ReadMetric(root, &spec.metric));
@@ -298,6 +299,7 @@ Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& pat
   ARBOR_TRY(ReadKb(root, base_abs, &spec.kb));
   ARBOR_TRY(ReadSpecialists(root, &spec.specialists));
   ARBOR_TRY(config_internal::ReadActions(root, base_abs, &spec.actions));
+  ARBOR_TRY(config_internal::ReadProfile(root, &spec.profile));
   return spec;
 }
 
