@@ -25,6 +25,7 @@
 #include "bench/synthetic_campaign.h"
 #include "core/candidates.h"
 #include "core/gate.h"
+#include "core/critic_gate.h"
 #include "core/orchestrator.h"
 #include "fakes/fakes.h"
 #include "store/sqlite_store.h"
@@ -145,15 +146,22 @@ struct SizeResult {
   double tree_ms = 0;  // Tree::Upsert of every node
 };
 
+// --critic measures the Critic's protocol (warm-up, interleaved pairs, confirmation: more
+// store writes per node); the default is the foundations' engine overhead the targets were set
+// for: select + score + persist with the plain median gate.
+bool g_critic = false;
+
 struct Harness {
   testing::FakeWorkspace workspace;
   NoopTarget target;
   testing::FakeSpecialist specialist;
-  MedianGate gate;
+  MedianGate median_gate;
+  CriticGate critic_gate;
   testing::FakeClock clock;
   TimingSink sink;
   Ports Wire(Store* store) {
-    return Ports{store, &workspace, &target, &specialist, &gate, &clock, &sink};
+    Gate* gate = g_critic ? static_cast<Gate*>(&critic_gate) : &median_gate;
+    return Ports{store, &workspace, &target, &specialist, gate, &clock, &sink};
   }
 };
 
@@ -252,8 +260,10 @@ Result<SizeResult> MeasureSize(const Options& opt, const fs::path& base, int n) 
   SizeResult r;
   r.n = n;
   SyntheticShape shape;
+  shape.critic = g_critic;
   shape.nodes = n;
-  const CampaignSpec spec = SyntheticSpec(shape, opt.nodes);
+  CampaignSpec spec = SyntheticSpec(shape, opt.nodes);
+  spec.critic.enabled = g_critic;
   r.catalog = Catalog(spec.actions).All().size();
   const fs::path dir = base / ("n" + std::to_string(n));
   fs::remove_all(dir);
@@ -354,12 +364,14 @@ Result<Options> ParseArgs(int argc, char** argv) {
       opt.budget_s = std::stod(*v);
     } else if (auto v = value("--dir")) {
       opt.dir = *v;
+    } else if (arg == "--critic") {
+      g_critic = true;
     } else if (arg == "--keep") {
       opt.keep = true;
     } else {
       return MakeError("unknown argument '" + arg +
                        "' (usage: arbor_engine_bench [--sizes=1000,10000,100000] [--nodes=500] "
-                       "[--resume-runs=5] [--budget=SECONDS] [--dir=PATH] [--keep])");
+                       "[--resume-runs=5] [--budget=SECONDS] [--dir=PATH] [--critic] [--keep])");
     }
   }
   if (opt.nodes < 2 || opt.resume_runs < 1 || opt.budget_s <= 0) {

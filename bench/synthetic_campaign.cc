@@ -234,6 +234,7 @@ void GenerateCampaign(const SyntheticShape& shape, const std::function<void(Node
 CampaignMeta SyntheticMeta(const SyntheticShape& shape) {
   CampaignMeta meta;
   meta.name = "engine-bench";
+  meta.no_critic = shape.critic ? 0 : 1;
   meta.seed = 1;
   meta.state = "stopped";
   meta.stop_reason = "interrupted";

@@ -30,6 +30,7 @@ struct SyntheticShape {
   int nodes = 1000;             // total, root included
   int depth = 50;               // kept nodes on the chain (≤ kChainActions)
   int spare_candidates = 1500;  // untried candidates left at the incumbent
+  bool critic = false;          // the campaign's recorded protocol (meta no_critic)
 };
 
 inline constexpr int kChainActions = 50;
