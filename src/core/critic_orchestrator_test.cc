@@ -279,6 +279,21 @@ TEST(CriticLoopTest, ConsecutiveCrashesOpenTheCircuitBreaker) {
   ASSERT_TRUE(c == nullptr || c->outcome != Outcome::kCrashed || rig.ByKey("safe.d") != nullptr);
 }
 
+TEST(CriticLoopTest, ALowDiskStopsDispatchAndSaysSo) {
+  Rig rig;
+  rig.spec.actions = {Env("win.a", "A", "1", {}, 1.5)};
+  rig.target.metric = [](const EnvOverlay& env) { return env.count("A") ? 150.0 : 100.0; };
+  rig.ws.free_mb = 100;
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stop_reason, "disk_low");
+  EXPECT_EQ(r->evaluated, 0);
+  rig.ws.free_mb = 10000;
+  r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->evaluated, 1);
+}
+
 TEST(CriticLoopTest, TheProtocolCannotChangeMidCampaign) {
   Rig rig;
   rig.spec.actions = {Env("win.a", "A")};

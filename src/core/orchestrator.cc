@@ -228,6 +228,12 @@ Result<RunSummary> Orchestrator::Run() {
       ARBOR_TRY(Stop("stopped", "interrupted"));
       break;
     }
+    // Health: a full disk would turn every next node into a spurious crash.
+    if (auto free_mb = ports_.workspace->FreeDiskMb();
+        free_mb && *free_mb < spec_.critic.min_free_disk_mb) {
+      ARBOR_TRY(Stop("stopped", "disk_low"));
+      break;
+    }
     if (auto reason = StopReason()) {
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
@@ -288,6 +294,10 @@ Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
   meta_.stop_reason = reason;
   Mutation m;
   Event e = MakeEvent(kNoNode, "stopped", state + ": " + reason);
+  if (reason == "disk_low") {
+    e.message += " (less than " + FormatDouble(spec_.critic.min_free_disk_mb) +
+                 " MB free for worktrees and logs; free some space, then `arbor run` resumes)";
+  }
   m.events.push_back(e);
   meta_.elapsed_s = CampaignTime();
   m.meta = meta_;

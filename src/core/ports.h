@@ -60,6 +60,8 @@ class Workspace {
   // Removes every node worktree of the campaign (a finished campaign, or leftovers of a
   // killed process). Idempotent.
   virtual Status ReleaseAll() = 0;
+  // Free space where worktrees and logs go, in MB, when the platform can tell.
+  virtual std::optional<double> FreeDiskMb() { return std::nullopt; }
 };
 
 // ---- Target: the user's build / check / bench / profile commands. --------------------------

@@ -78,6 +78,7 @@ struct CriticSpec {
   double alpha = 0.05;
   double max_cv = 0.05;
   int circuit_breaker = 5;
+  double min_free_disk_mb = 512;  // below it no new node is dispatched (health)
 };
 
 struct KbSpec {

@@ -1,5 +1,7 @@
 #include "exec/git_workspace.h"
 
+#include <sys/statvfs.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -302,6 +304,13 @@ Status GitWorkspace::Promote(const std::string& commit) {
 Status GitWorkspace::Release(NodeId node) {
   std::lock_guard<std::mutex> lock(mu_);
   return RemoveWorktree(WorktreePath(node));
+}
+
+std::optional<double> GitWorkspace::FreeDiskMb() {
+  struct statvfs fs {};
+  std::string where = std::filesystem::exists(state_dir_) ? state_dir_ : repo_;
+  if (statvfs(where.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) / (1024.0 * 1024.0);
 }
 
 Status GitWorkspace::ReleaseAll() {

@@ -35,6 +35,7 @@ class GitWorkspace : public Workspace {
   Status Promote(const std::string& commit) override;
   Status Release(NodeId node) override;
   Status ReleaseAll() override;
+  std::optional<double> FreeDiskMb() override;
 
   const std::string& repo() const { return repo_; }
   const std::string& state_dir() const { return state_dir_; }

@@ -51,6 +51,8 @@ class FakeWorkspace : public Workspace {
     worktrees.clear();
     return {};
   }
+  std::optional<double> FreeDiskMb() override { return free_mb; }
+  std::optional<double> free_mb;
 
   std::string branch = "c0";
   std::map<std::string, std::string> parent_of;  // commit -> parent commit
