@@ -38,6 +38,9 @@ const TreeNode* FindKey(const std::vector<TreeNode>& nodes, const std::string& k
 // Ids of the ancestors of `id`, nearest first (root last).
 std::vector<int64_t> Ancestors(const std::vector<TreeNode>& nodes, int64_t id);
 bool IsFinished(const std::string& outcome);
+// Whether `arbor show ID --json` lists an event of `kind` whose message contains `text`.
+bool HasEvent(const TempWorkspace& ws, int64_t id, const std::string& kind,
+              const std::string& text);
 
 // Unique ids, parents present, no pending/running node, no two siblings with the same
 // (action, value).
@@ -57,8 +60,9 @@ void ExpectPreserved(const std::map<int64_t, NodeRecord>& before, const TempWork
 
 // The toy campaign's answer.
 extern const std::set<std::string> kToyKept;
-// Kept/reverted/crashed/skipped sets, diagnoses, the profile-driven branch and the branch
-// arbor/toy with its arbor-best.env.
+// Kept/reverted/crashed/skipped/pruned sets, diagnoses, the constraint that prunes a value, the
+// re-queued app.crc-table, the profile-driven branch and the branch arbor/toy with its
+// arbor-best.env.
 void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nodes);
 // `arbor status --json` says finished, with a stop reason and the expected best speedup.
 void ExpectToyFinished(const TempWorkspace& ws);

@@ -1,0 +1,346 @@
+// The Critic end to end (issue 3, "Tests"): the real binary against small synthetic targets
+// that are noisy, drift, crash for some parameter values, break accuracy or report inflated
+// work. What was kept, reverted, crashed, pruned and why is read back through the CLI's JSON
+// (`arbor tree --format json`, `arbor show N --json`, `arbor status --json`) only.
+//
+// Every target is bench.c below, built by the campaign's build command: it computes its
+// "measurement" instead of timing anything, from knobs in the environment and a pseudo-random
+// noise term seeded by a call counter in the workspace's aux/ folder. The sequence of bench
+// calls is fixed by the engine's protocol, so each campaign is deterministic and independent of
+// how busy the machine is.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "campaign_checks.h"
+#include "harness.h"
+
+namespace arbor::integration {
+namespace {
+
+constexpr char kBenchC[] = R"(/* Synthetic target for Arbor's Critic tests: computed, not timed. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double Env(const char* name, double fallback) {
+  const char* v = getenv(name);
+  return v != NULL && v[0] != '\0' ? atof(v) : fallback;
+}
+
+static uint64_t SplitMix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/* Increments the call counter shared by every run of the campaign (file $COUNTER). */
+static long NextCall(void) {
+  const char* path = getenv("COUNTER");
+  long n = 0;
+  FILE* f = fopen(path, "r");
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &n) != 1) n = 0;
+    fclose(f);
+  }
+  ++n;
+  f = fopen(path, "w");
+  if (f == NULL) return n;
+  fprintf(f, "%ld\n", n);
+  fclose(f);
+  return n;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "--check") == 0) {
+    if (Env("THREADS", 1) >= 8) raise(SIGSEGV); /* "8 threads or more crash" */
+    if (Env("WRONG", 0) != 0) {
+      printf("checksum mismatch\n");
+      return 1;
+    }
+    printf("{\"acc\": %.3f}\n", Env("ACC", 0.95));
+    return 0;
+  }
+  long call = NextCall();
+  double u = (double)(SplitMix((uint64_t)call * 7919u + 17u) >> 11) / 9007199254740992.0;
+  double noise = 1 + Env("NOISE", 0) * (2 * u - 1);            /* uniform +-NOISE */
+  double drift = call > Env("DRIFT_AFTER", 1e18) ? Env("DRIFT", 1) : 1;
+  printf("{\"v\": %.4f, \"work\": %.0f}\n", 1000 * Env("SPEED", 1) * noise * drift,
+         Env("WORK", 1000));
+  return 0;
+}
+)";
+
+// One [[action]] on the whole program that sets `env` (a TOML inline table's contents).
+std::string Action(const std::string& id, const std::string& category, double speedup,
+                   const std::string& env, const std::string& extra = "") {
+  return "\n[[action]]\nid = \"" + id + "\"\nlayer = \"application\"\ncategory = \"" + category +
+         "\"\nspeedup = " + std::to_string(speedup) + "\ncost = \"1s\"\n" + extra +
+         "apply = { env = { " + env + " } }\n";
+}
+
+// A campaign over bench.c: `env` holds the baseline's knobs (TOML inline-table entries),
+// `sections` is appended after [metric] (more [metric] keys first, then other sections).
+std::string Campaign(const TempWorkspace& ws, const std::string& name, const std::string& env,
+                     const std::string& sections) {
+  std::string counter = ws.aux() + "/calls";
+  return "[campaign]\nname = \"" + name + "\"\nworkspace = \".\"\nseed = 1\n\n" +
+         "[target]\nbuild = \"cc -O0 -o bench bench.c\"\ncheck = \"./bench --check\"\n"
+         "bench = \"./bench\"\ntimeout = \"1m\"\n" +
+         "env = { COUNTER = \"" + counter + "\"" + (env.empty() ? "" : ", " + env) + " }\n\n" +
+         "[metric]\nname = \"v\"\ngoal = \"max\"\nsource = \"json:v\"\nrepetitions = 5\n" +
+         sections;
+}
+
+// Writes bench.c and `toml`, commits, runs the campaign to its end and returns the tree.
+std::vector<TreeNode> RunCampaign(TempWorkspace& ws, const std::string& toml) {
+  ws.Write("bench.c", kBenchC);
+  ws.Write("arbor.toml", toml);
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 120);
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(status.value("state", ""), "finished") << status.dump();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  ExpectTreeInvariants(nodes);
+  return nodes;
+}
+
+std::string Describe(const std::vector<TreeNode>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) {
+    out += "  #" + std::to_string(n.id) + " <- #" + std::to_string(n.parent) + " " + n.Key() +
+           ": " + n.outcome + " " + n.diagnosis + "\n";
+  }
+  return out;
+}
+
+// The Critic's note on a node (p-value, CI, RCA, flags, re-queue link) as `show --json` or
+// `tree --format json` print it; an empty object (and a test failure) when neither does.
+nlohmann::json CriticOf(const TempWorkspace& ws, int64_t id) {
+  nlohmann::json show = ws.ArborJson({"show", std::to_string(id), "--json"});
+  if (show.contains("critic") && show["critic"].is_object()) return show["critic"];
+  nlohmann::json tree = ws.ArborJson({"tree", "--format", "json"});
+  for (const auto& n : tree.value("nodes", nlohmann::json::array())) {
+    if (n.value("id", int64_t{0}) == id && n.contains("critic") && n["critic"].is_object()) {
+      return n["critic"];
+    }
+  }
+  ADD_FAILURE() << "node " << id << ": no \"critic\" object in show --json or tree --format json";
+  return nlohmann::json::object();
+}
+
+// The confirmation run's 95% interval of the speedup, from the kept node's verdict
+// ("confirmed 30.0% (95% CI of the speedup ×1.28–×1.32, p=0.004)").
+std::optional<std::pair<double, double>> ConfirmedInterval(const std::string& diagnosis) {
+  std::smatch m;
+  static const std::regex kCi("95% CI of the speedup ×([0-9.]+)–×([0-9.]+)");
+  if (!std::regex_search(diagnosis, m, kCi)) return std::nullopt;
+  return std::make_pair(std::stod(m[1].str()), std::stod(m[2].str()));
+}
+
+// The drift a "rebaselined" event of node `id` reports ("... (-20.1% since it was kept) ..."),
+// or 0 when there is none.
+double DriftPercent(const TempWorkspace& ws, int64_t id) {
+  nlohmann::json show = ws.ArborJson({"show", std::to_string(id), "--json"});
+  static const std::regex kDrift(R"(\(([-+]?[0-9.]+)% since it was kept\))");
+  for (const auto& e : show.value("events", nlohmann::json::array())) {
+    std::string message = e.value("message", "");
+    std::smatch m;
+    if (e.value("kind", "") == "rebaselined" && std::regex_search(message, m, kDrift)) {
+      return std::stod(m[1].str());
+    }
+  }
+  return 0;
+}
+
+// (a) ±5% noise, three no-op actions that claim a 1.5x prior and one real 1.3x change: the
+// no-ops are never kept, the real one is kept, confirmed, and its interval excludes 1.
+TEST(IntegrationCritic, NoisyBenchKeepsTheRealChangeAndNeverANoOp) {
+  TempWorkspace ws;
+  std::string toml = Campaign(ws, "noisy", "NOISE = \"0.05\"", "") +
+                     Action("noop-a", "noop-a", 1.5, "NOOP_A = \"1\"") +
+                     Action("noop-b", "noop-b", 1.5, "NOOP_B = \"1\"") +
+                     Action("noop-c", "noop-c", 1.5, "NOOP_C = \"1\"") +
+                     Action("real", "real", 1.3, "SPEED = \"1.3\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  ASSERT_EQ(nodes.size(), 5u) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"),
+            (std::set<std::string>{"noop-a", "noop-b", "noop-c"}))
+      << Describe(nodes);
+  for (const char* key : {"noop-a", "noop-b", "noop-c"}) {
+    const TreeNode* n = FindKey(nodes, key);
+    ASSERT_NE(n, nullptr) << key;
+    EXPECT_EQ(n->diagnosis.rfind("no_gain", 0), 0u) << key << ": " << n->diagnosis;
+    nlohmann::json critic = CriticOf(ws, n->id);
+    EXPECT_EQ(critic.value("rca", ""), "no_gain") << critic.dump();
+    EXPECT_EQ(critic.value("confirmed", true), false) << critic.dump();
+  }
+  const TreeNode* real = FindKey(nodes, "real");
+  ASSERT_NE(real, nullptr);
+  // Confirmed by a fresh interleaved run; the interval of the speedup lies above 1.
+  auto ci = ConfirmedInterval(real->diagnosis);
+  ASSERT_TRUE(ci.has_value()) << real->diagnosis;
+  EXPECT_GT(ci->first, 1.0) << real->diagnosis;
+  EXPECT_LT(ci->first, 1.3) << real->diagnosis;
+  EXPECT_GT(ci->second, 1.2) << real->diagnosis;
+  nlohmann::json show = ws.ArborJson({"show", std::to_string(real->id), "--json"});
+  std::set<std::string> arms;
+  for (const auto& s : show["samples"]) arms.insert(s.value("arm", ""));
+  for (const char* arm : {"base", "cand", "confirm-base", "confirm-cand"}) {
+    EXPECT_TRUE(arms.count(arm)) << "no " << arm << " samples: A/B, then a fresh confirmation";
+  }
+  nlohmann::json critic = CriticOf(ws, real->id);
+  EXPECT_EQ(critic.value("confirmed", false), true) << critic.dump();
+  ASSERT_TRUE(critic.contains("ci_low") && critic["ci_low"].is_number()) << critic.dump();
+  EXPECT_GT(critic["ci_low"].get<double>(), 1.0) << critic.dump();
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(status["best"].value("node", int64_t{0}), real->id) << status.dump();
+  ASSERT_TRUE(status["best"]["speedup"].is_number()) << status.dump();
+  EXPECT_NEAR(status["best"]["speedup"].get<double>(), 1.3, 0.1) << status.dump();
+  // The final confirmation of the best node against the baseline, interleaved.
+  ASSERT_TRUE(status["best"]["ci_low"].is_number()) << status.dump();
+  ASSERT_TRUE(status["best"]["ci_high"].is_number()) << status.dump();
+  EXPECT_GT(status["best"]["ci_low"].get<double>(), 1.0) << status.dump();
+  EXPECT_GT(status["best"]["ci_high"].get<double>(), status["best"]["ci_low"].get<double>())
+      << status.dump();
+}
+
+// (b) The benchmark slows by 20% after the baseline's A/A runs: the incumbent measured inside
+// the next A/B differs from its recorded value by far more than the noise floor, so the Critic
+// records a "rebaselined" event; the interleaved verdicts are unaffected (the 1.5x change is
+// kept, the no-op is not).
+TEST(IntegrationCritic, DriftingBenchIsRebaselined) {
+  TempWorkspace ws;
+  // 5 repetitions x 2 for the baseline's A/A pre-flight: every later call is 20% slower.
+  std::string toml =
+      Campaign(ws, "drift", "NOISE = \"0.01\", DRIFT_AFTER = \"10\", DRIFT = \"0.8\"", "") +
+      Action("noop", "noop", 1.6, "NOOP = \"1\"") + Action("real", "real", 1.5, "SPEED = \"1.5\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  ASSERT_EQ(nodes.size(), 3u) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"), std::set<std::string>{"noop"}) << Describe(nodes);
+  for (const char* key : {"noop", "real"}) {
+    const TreeNode* n = FindKey(nodes, key);
+    ASSERT_NE(n, nullptr) << key;
+    ASSERT_EQ(n->parent, 1) << Describe(nodes);
+    EXPECT_TRUE(HasEvent(ws, n->id, "rebaselined", "the incumbent #1 now measures"))
+        << key << ": no rebaselined event\n"
+        << ws.ArborJson({"show", std::to_string(n->id), "--json"})["events"].dump(1);
+    EXPECT_NEAR(DriftPercent(ws, n->id), -20, 2) << key;
+    nlohmann::json critic = CriticOf(ws, n->id);
+    std::vector<std::string> flags = critic.value("flags", std::vector<std::string>{});
+    EXPECT_NE(std::find(flags.begin(), flags.end(), "drift"), flags.end()) << critic.dump();
+  }
+}
+
+// (c) THREADS >= 8 segfaults in the check. Values are tried in file order (equal scores):
+// 1, 2, 4 run (no gain), 8 crashes once and publishes "values >= 8" (a smaller value ran),
+// so 16 is pruned without being built.
+TEST(IntegrationCritic, CrashingValuePrunesTheLargerOnes) {
+  TempWorkspace ws;
+  std::string toml = Campaign(ws, "values", "NOISE = \"0.02\"", "") +
+                     Action("threads", "parallelism", 1.5, "THREADS = \"{value}\"",
+                            "values = [\"1\", \"2\", \"4\", \"8\", \"16\"]\n");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  ASSERT_EQ(nodes.size(), 6u) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "crashed"), std::set<std::string>{"threads[8]"})
+      << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"),
+            (std::set<std::string>{"threads[1]", "threads[2]", "threads[4]"}))
+      << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "pruned"), std::set<std::string>{"threads[16]"})
+      << Describe(nodes);
+  const TreeNode* crashed = FindKey(nodes, "threads[8]");
+  const TreeNode* pruned = FindKey(nodes, "threads[16]");
+  ASSERT_NE(crashed, nullptr);
+  ASSERT_NE(pruned, nullptr);
+  EXPECT_EQ(crashed->diagnosis.rfind("runtime_crash", 0), 0u) << crashed->diagnosis;
+  EXPECT_NE(crashed->diagnosis.find("SIGSEGV"), std::string::npos) << crashed->diagnosis;
+  EXPECT_TRUE(HasEvent(ws, crashed->id, "constraint", "forbid threads values >= 8"));
+  EXPECT_NE(pruned->diagnosis.find("forbid threads values >= 8"), std::string::npos)
+      << pruned->diagnosis;
+  EXPECT_NE(pruned->diagnosis.find("#" + std::to_string(crashed->id)), std::string::npos)
+      << "the rule names the node that caused it: " << pruned->diagnosis;
+  EXPECT_TRUE(HasEvent(ws, pruned->id, "vetoed", "forbid"));
+  // Pruned before scoring: never dispatched, built or measured.
+  nlohmann::json show = ws.ArborJson({"show", std::to_string(pruned->id), "--json"});
+  EXPECT_TRUE(show["samples"].empty()) << show.dump();
+  EXPECT_TRUE(show["commit"].get<std::string>().empty()) << show.dump();
+  EXPECT_FALSE(HasEvent(ws, pruned->id, "dispatched", ""));
+  nlohmann::json critic = CriticOf(ws, crashed->id);
+  EXPECT_EQ(critic.value("rca", ""), "runtime_crash") << critic.dump();
+}
+
+// (d) Two approximations break accuracy, one by failing the check, one by dropping the
+// accuracy the check reports beyond max_drop: both reverted with RCA "accuracy". Two accuracy
+// failures in one category pause it, so the third approximation is pruned.
+TEST(IntegrationCritic, AccuracyBreakersAreRevertedAndPauseTheirCategory) {
+  TempWorkspace ws;
+  std::string toml =
+      Campaign(ws, "accuracy", "NOISE = \"0.02\"",
+               "\n[accuracy]\nsource = \"json:acc\"\nmax_drop = 0.01\n") +
+      Action("approx-check", "approximation", 3.0, "WRONG = \"1\", SPEED = \"3\"") +
+      Action("approx-drop", "approximation", 2.5, "ACC = \"0.80\", SPEED = \"2.5\"") +
+      Action("approx-more", "approximation", 2.0, "SPEED = \"2\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  ASSERT_EQ(nodes.size(), 4u) << Describe(nodes);
+  EXPECT_TRUE(KeysWithOutcome(nodes, "kept").empty()) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"),
+            (std::set<std::string>{"approx-check", "approx-drop"}))
+      << Describe(nodes);
+  const TreeNode* by_check = FindKey(nodes, "approx-check");
+  const TreeNode* by_drop = FindKey(nodes, "approx-drop");
+  ASSERT_NE(by_check, nullptr);
+  ASSERT_NE(by_drop, nullptr);
+  EXPECT_EQ(by_check->diagnosis.rfind("accuracy: check exit code 1", 0), 0u) << by_check->diagnosis;
+  EXPECT_EQ(by_drop->diagnosis.rfind("accuracy: dropped from 0.95 to 0.8", 0), 0u)
+      << by_drop->diagnosis;
+  for (const TreeNode* n : {by_check, by_drop}) {
+    // Faster, but never measured: the check comes before the benchmark.
+    nlohmann::json show = ws.ArborJson({"show", std::to_string(n->id), "--json"});
+    for (const auto& s : show["samples"]) EXPECT_EQ(s.value("arm", ""), "check") << n->Key();
+    nlohmann::json critic = CriticOf(ws, n->id);
+    EXPECT_EQ(critic.value("rca", ""), "accuracy") << critic.dump();
+  }
+  EXPECT_TRUE(HasEvent(ws, by_drop->id, "constraint", "forbid category approximation"));
+  const TreeNode* paused = FindKey(nodes, "approx-more");
+  ASSERT_NE(paused, nullptr);
+  EXPECT_EQ(paused->outcome, "pruned") << Describe(nodes);
+  EXPECT_NE(paused->diagnosis.find("forbid category approximation"), std::string::npos)
+      << paused->diagnosis;
+  EXPECT_TRUE(HasEvent(ws, paused->id, "vetoed", "forbid category approximation"));
+}
+
+// (e) A change that is "1.8x faster" because its benchmark does half the work: the gate would
+// keep it, the work check reverts it. A real 1.5x change with the same work is kept.
+TEST(IntegrationCritic, InflatedWorkIsReverted) {
+  TempWorkspace ws;
+  std::string toml = Campaign(ws, "inflation", "NOISE = \"0.02\"", "work = \"json:work\"\n") +
+                     Action("skip-half", "shortcut", 2.0, "SPEED = \"1.8\", WORK = \"500\"") +
+                     Action("real", "real", 1.5, "SPEED = \"1.5\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  ASSERT_EQ(nodes.size(), 3u) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
+  const TreeNode* inflated = FindKey(nodes, "skip-half");
+  ASSERT_NE(inflated, nullptr);
+  EXPECT_EQ(inflated->outcome, "reverted");
+  EXPECT_EQ(inflated->diagnosis.rfind("inflation", 0), 0u) << inflated->diagnosis;
+  EXPECT_NE(inflated->diagnosis.find("less work (500 vs 1000)"), std::string::npos)
+      << inflated->diagnosis;
+  EXPECT_EQ(inflated->parent, 1) << "tried first, at the baseline\n" << Describe(nodes);
+  nlohmann::json critic = CriticOf(ws, inflated->id);
+  EXPECT_EQ(critic.value("rca", ""), "inflation") << critic.dump();
+}
+
+}  // namespace
+}  // namespace arbor::integration
