@@ -24,8 +24,8 @@
 
 #include "bench/synthetic_campaign.h"
 #include "core/candidates.h"
-#include "core/gate.h"
 #include "core/critic_gate.h"
+#include "core/gate.h"
 #include "core/orchestrator.h"
 #include "fakes/fakes.h"
 #include "store/sqlite_store.h"

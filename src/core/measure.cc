@@ -42,13 +42,14 @@ int Orchestrator::Repetitions() const {
   return std::max(1, spec_.metric.repetitions);
 }
 
-Status Orchestrator::BenchBaseline(Node* node) {
-  // The baseline is measured twice as often as a candidate arm: its samples are the A/A
-  // pre-flight that tells how noisy the benchmark is before anything is gated.
+Status Orchestrator::BenchSelf(Node* node) {
+  // With the Critic the baseline is measured twice as often as a candidate arm: its samples
+  // are the A/A pre-flight that tells how noisy the benchmark is before anything is gated.
+  const bool preflight = critic_ && node->id == kRootId;
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
   std::vector<Sample> done = OfArm(*all, "self");
-  int reps = std::max(1, spec_.metric.repetitions) * (critic_ ? 2 : 1);
+  int reps = std::max(1, spec_.metric.repetitions) * (preflight ? 2 : 1);
   for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
     if (stop_requested_.load()) return {};
     RunContext ctx = Context(*node, "bench-" + std::to_string(rep));
@@ -65,7 +66,7 @@ Status Orchestrator::BenchBaseline(Node* node) {
   node->step = Step::kDecide;
   std::string message = spec_.metric.name + " median " + FormatDouble(*node->metric) + " over " +
                         std::to_string(reps) + " runs";
-  if (critic_) {
+  if (preflight) {
     NoiseReport noise = AssessNoise(values, spec_.critic, std::max(1, spec_.metric.repetitions));
     meta_.noise_cv = noise.cv;
     meta_.noise_mde = noise.mde;

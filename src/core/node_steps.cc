@@ -287,31 +287,10 @@ Status Orchestrator::StepBench(Node* node) {
   bool failed = false;
   ARBOR_TRY(EnsureBuilt(node, &failed));
   if (failed) return {};
-  if (node->id == kRootId) return BenchBaseline(node);
-  if (critic_) return BenchInterleaved(node);
-  // Without the Critic (ablation): the candidate's own runs against the parent's recorded ones.
-  auto all = SamplesOf(node->id);
-  if (!all.ok()) return all.error();
-  std::vector<Sample> done = OfArm(*all, "self");
-  int reps = std::max(1, spec_.metric.repetitions);
-  for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
-    if (stop_requested_.load()) return {};
-    RunContext ctx = Context(*node, "bench-" + std::to_string(rep));
-    ctx.repetition = rep;
-    Measurement m = ports_.target->Bench(ctx);
-    node->cost_s += m.step.duration_s;
-    if (!m.step.ok() || !m.value) return FailStep(node, "bench", m.step, Outcome::kCrashed);
-    Sample s{node->id, "self", rep, *m.value, m.extra};
-    done.push_back(s);
-    ARBOR_TRY(Save(*node, {}, {s}));
-  }
-  std::vector<double> values;
-  for (const auto& d : done) values.push_back(d.value);
-  node->metric = Median(values);
-  node->step = Step::kDecide;
-  return Save(*node, {MakeEvent(node->id, "measured",
-                                spec_.metric.name + " median " + FormatDouble(*node->metric) +
-                                    " over " + std::to_string(reps) + " runs")});
+  // The baseline (A/A pre-flight) and, without the Critic (ablation), a candidate: the node's
+  // own runs; a candidate is then judged against the parent's recorded ones.
+  if (node->id == kRootId || !critic_) return BenchSelf(node);
+  return BenchInterleaved(node);
 }
 
 Status Orchestrator::StepDecide(Node* node) {

@@ -84,7 +84,8 @@ class Orchestrator {
   // confirmation run before a keep (src/core/measure.cc).
   Status BenchInterleaved(Node* node);
   Status Confirm(Node* node);
-  Status BenchBaseline(Node* node);
+  // The node's own runs (arm "self"): the baseline's A/A pre-flight, or --no-critic.
+  Status BenchSelf(Node* node);
   // Measures `node` (arm `cand_arm`) against its parent (arm `base_arm`) until the gate
   // decides; `verdict` receives its last word. Returns false when the node was finished
   // (crashed) on the way.

@@ -256,3 +256,26 @@ TEST(OrchestratorTest, EveryNodeRecordsItsScoreAndEvents) {
 
 }  // namespace
 }  // namespace arbor
+
+namespace arbor {
+namespace {
+
+TEST(OrchestratorTest, WithoutTheCriticTheMedianGateDecidesOnOwnRuns) {
+  Rig rig;
+  rig.spec.critic.enabled = false;
+  ASSERT_TRUE(rig.Run().ok());
+  auto out = Outcomes(rig.store);
+  EXPECT_EQ(out["algo.fast"], Outcome::kKept);
+  EXPECT_EQ(out["sched.slow"], Outcome::kReverted);
+  EXPECT_EQ(out["mem.crash"], Outcome::kCrashed);
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (n.outcome != Outcome::kKept) continue;
+    auto samples = rig.store.LoadSamples(id).value();
+    ASSERT_FALSE(samples.empty());
+    for (const Sample& s : samples) EXPECT_EQ(s.arm, "self") << "no A/B arms without the Critic";
+  }
+  EXPECT_EQ(rig.store.LoadMeta().value()->no_critic, 1);
+}
+
+}  // namespace
+}  // namespace arbor

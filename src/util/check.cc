@@ -6,8 +6,8 @@
 namespace arbor::internal {
 
 void CheckFailed(const char* file, int line, const char* cond, const std::string& msg) {
-  std::fprintf(stderr, "arbor: internal error at %s:%d: check '%s' failed: %s\n", file, line,
-               cond, msg.c_str());
+  std::fprintf(stderr, "arbor: internal error at %s:%d: check '%s' failed: %s\n", file, line, cond,
+               msg.c_str());
   std::abort();
 }
 

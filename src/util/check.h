@@ -8,7 +8,7 @@ namespace arbor::internal {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
 }  // namespace arbor::internal
 
-#define ARBOR_CHECK(cond, msg)                                              \
-  do {                                                                      \
+#define ARBOR_CHECK(cond, msg)                                                     \
+  do {                                                                             \
     if (!(cond)) ::arbor::internal::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

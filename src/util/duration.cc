@@ -1,7 +1,7 @@
 #include "util/duration.h"
 
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "util/strings.h"

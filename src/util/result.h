@@ -21,8 +21,8 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -80,8 +80,8 @@ inline Error MakeError(std::string message, int code = 0) {
 }  // namespace arbor
 
 // Propagates an error from an expression returning Result<...> / Status.
-#define ARBOR_TRY(expr)                                 \
-  do {                                                  \
-    auto arbor_try_r_ = (expr);                         \
+#define ARBOR_TRY(expr)                                  \
+  do {                                                   \
+    auto arbor_try_r_ = (expr);                          \
     if (!arbor_try_r_.ok()) return arbor_try_r_.error(); \
   } while (0)
