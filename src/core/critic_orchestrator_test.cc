@@ -294,6 +294,31 @@ TEST(CriticLoopTest, ALowDiskStopsDispatchAndSaysSo) {
   EXPECT_EQ(r->evaluated, 1);
 }
 
+TEST(CriticLoopTest, APlateauReprofilesTheIncumbentOnce) {
+  Rig rig;
+  rig.spec.search.plateau = 2;
+  rig.spec.actions = {Env("noop.a", "A", "1", {}, 1.5), Env("noop.b", "B", "1", {}, 1.5),
+                      Env("noop.c", "C", "1", {}, 1.5), Env("noop.d", "D", "1", {}, 1.5),
+                      Env("noop.e", "E", "1", {}, 1.5)};
+  rig.target.metric = [](const EnvOverlay&) { return 100.0; };
+  int profiles = 0;
+  rig.target.profile = [&profiles](const EnvOverlay&) {
+    ++profiles;
+    Profile p;
+    p.components = {{"all", "application", 1.0}};
+    return p;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stop_reason, "plateau");
+  EXPECT_EQ(profiles, 2);  // the baseline's, then once on the plateau
+  int plateau_events = 0;
+  for (const auto& e : rig.store.events()) {
+    plateau_events += e.kind == "reprofiled" && e.message.find("plateau") != std::string::npos;
+  }
+  EXPECT_EQ(plateau_events, 1);
+}
+
 TEST(CriticLoopTest, TheProtocolCannotChangeMidCampaign) {
   Rig rig;
   rig.spec.actions = {Env("win.a", "A")};

@@ -241,6 +241,7 @@ Result<RunSummary> Orchestrator::Run() {
       break;
     }
     std::vector<ScoredCandidate> scored;
+    ARBOR_TRY(ReprofileOnPlateau());
     ARBOR_TRY(PruneViolations(ScoreCandidates(), &scored));
     const ScoredCandidate* best = nullptr;
     for (const auto& s : scored) {
@@ -387,6 +388,48 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
     return a.terms.h > b.terms.h;
   });
   return out;
+}
+
+Status Orchestrator::ReprofileOnPlateau() {
+  // On a plateau the exploration weight doubles (ScoreCandidates); the incumbent is also
+  // profiled once more, since a profile taken right after a keep can be stale (warm-up,
+  // drift) and a fresh one may reveal targets worth trying.
+  if (!critic_ || tree_.TrailingNonKept() != spec_.search.plateau) return {};
+  Node inc = *tree_.Find(tree_.Incumbent());
+  const std::string kFlag = "plateau_reprofiled";
+  auto& flags = inc.critic.flags;
+  if (std::find(flags.begin(), flags.end(), kFlag) != flags.end()) return {};
+  flags.push_back(kFlag);
+  if (prepared_node_ != inc.id || built_node_ != inc.id) {
+    if (base_node_ == inc.id) {  // the same worktree path: let the base arm rebuild later
+      ARBOR_TRY(ports_.workspace->Release(base_node_));
+      base_node_ = kNoNode;
+    }
+    auto wt = ports_.workspace->Prepare(inc.id, inc.commit);
+    if (!wt.ok()) return wt.error();
+    worktree_ = *wt;
+    prepared_node_ = inc.id;
+    built_node_ = kNoNode;
+    StepResult r = ports_.target->Build(Context(inc, "build-replateau"));
+    if (!r.ok())
+      return Save(inc, {MakeEvent(inc.id, "reprofiled",
+                                  "plateau: the incumbent did not rebuild (" + DescribeStep(r) +
+                                      "); keeping its profile")});
+    built_node_ = inc.id;
+  }
+  ProfileResult r = ports_.target->Profile(Context(inc, "profile-plateau"));
+  std::optional<Profile> profile;
+  std::string message = "plateau after " + std::to_string(spec_.search.plateau) +
+                        " nodes without a keep: exploration doubled; ";
+  if (r.step.ok() && r.profile) {
+    profile = r.profile;
+    message += "re-profiled the incumbent";
+  } else {
+    message += "re-profiling failed (" + DescribeStep(r.step) + "); keeping the last profile";
+  }
+  ARBOR_TRY(Save(inc, {MakeEvent(inc.id, "reprofiled", message)}, {}, profile));
+  prepared_node_ = built_node_ = kNoNode;
+  return ports_.workspace->Release(inc.id);
 }
 
 Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,

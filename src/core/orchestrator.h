@@ -100,6 +100,9 @@ class Orchestrator {
   Status FailStep(Node* node, const std::string& step, const StepResult& result, Outcome outcome);
   // Publishes what a finished failure teaches (constraints, circuit breaker) onto the node.
   void PublishConstraints(Node* node, bool prune_direction, bool missing_dependency);
+  // On the first node of a plateau: re-profile the incumbent once (ARBOR.md "long-horizon
+  // health": re-explore, then re-profile).
+  Status ReprofileOnPlateau();
   // Prunes candidates that violate an active constraint (recorded once per incumbent).
   Status PruneViolations(const std::vector<ScoredCandidate>& scored,
                          std::vector<ScoredCandidate>* allowed);
