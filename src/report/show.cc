@@ -119,6 +119,19 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
   if (node.cost_s > 0) Field(out, "cost", FormatDuration(node.cost_s));
   AppendScore(node, out);
   if (!node.diagnosis.empty()) Field(out, "diagnosis", node.diagnosis);
+  const CriticNote& c = node.critic;
+  if (!c.rca.empty()) Field(out, "root cause", c.rca);
+  if (!c.evidence.empty()) Field(out, "evidence", c.evidence);
+  if (!c.suggestion.empty()) Field(out, "suggestion", c.suggestion);
+  if (c.ci_low && c.ci_high) {
+    Field(out, "speedup",
+          "95% CI ×" + FormatDouble(*c.ci_low, 4) + "–×" + FormatDouble(*c.ci_high, 4) +
+              (c.confirmed ? " (confirmed)" : ""));
+  }
+  if (c.requeued_from != kNoNode)
+    Field(out, "requeued", "from #" + std::to_string(c.requeued_from));
+  if (!c.flags.empty()) Field(out, "flags", Join(c.flags, ", "));
+  for (const Constraint& k : c.constraints) Field(out, "constraint", DescribeConstraint(k));
   if (!node.summary.empty()) Field(out, "summary", node.summary);
   AppendSamples(samples, out);
   AppendProfile(profile, out);
@@ -176,6 +189,8 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
       {"metric", report::OptionalNumber(node.metric)},
       {"gain", report::OptionalNumber(node.gain)},
       {"diagnosis", node.diagnosis},
+      {"critic", report::CriticJson(node.critic)},
+      {"constraints", report::ConstraintsJson(node.critic.constraints)},
       {"summary", node.summary},
       {"created_s", node.created_s},
       {"finished_s", node.finished_s},

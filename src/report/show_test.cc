@@ -41,6 +41,10 @@ TEST(ShowJsonTest, Shape) {
       "score": {"g": 0.25, "c": 30.0, "c_norm": 0.5, "r_acc": 0.0, "r_crash": 0.01,
                 "m_gap": 1.0, "bonus": 0.125, "exploit": 0.5, "h": 0.75},
       "metric": 1500.0, "gain": 0.5, "diagnosis": "", "summary": "set -O2",
+      "critic": {"p_value": null, "ci_low": null, "ci_high": null, "confirmed": false,
+                 "rca": "", "evidence": "", "suggestion": "", "requeued_from": null,
+                 "flags": []},
+      "constraints": [],
       "created_s": 0.0, "finished_s": 0.0, "cost_s": 30.0,
       "samples": [{"arm": "parent", "rep": 0, "value": 1000.0, "extra": {}},
                   {"arm": "self", "rep": 0, "value": 1490.0, "extra": {"p99_ms": 12.5}},
@@ -58,6 +62,35 @@ TEST(ShowJsonTest, Shape) {
   for (auto& c : show["profile"]["components"])
     c["percent"] = std::round(c["percent"].get<double>());
   EXPECT_EQ(show, expected) << show.dump(2);
+}
+
+TEST(ShowTest, CriticVerdictRootCauseAndConstraintsAreShown) {
+  Node n = report_testing::SampleTree()[1];
+  n.critic.rca = "runtime_crash";
+  n.critic.evidence = "Segmentation fault";
+  n.critic.suggestion = "prune";
+  n.critic.ci_low = 1.1;
+  n.critic.ci_high = 1.3;
+  n.critic.confirmed = true;
+  Constraint c;
+  c.kind = ConstraintKind::kForbidValues;
+  c.scope = ConstraintScope::kCampaign;
+  c.action = "threads";
+  c.min = 8;
+  c.reason = "runtime_crash at threads[8]";
+  c.source = n.id;
+  n.critic.constraints.push_back(c);
+  std::string text = ShowText(n, {}, std::nullopt, {});
+  EXPECT_NE(text.find("root cause runtime_crash"), std::string::npos) << text;
+  EXPECT_NE(text.find("evidence  Segmentation fault"), std::string::npos) << text;
+  EXPECT_NE(text.find("95% CI ×1.1–×1.3 (confirmed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("forbid threads values >= 8 (campaign)"), std::string::npos) << text;
+  nlohmann::json j = ShowJson(n, {}, std::nullopt, {});
+  EXPECT_EQ(j["critic"]["rca"], "runtime_crash");
+  EXPECT_EQ(j["critic"]["ci_low"], 1.1);
+  ASSERT_EQ(j["constraints"].size(), 1u);
+  EXPECT_EQ(j["constraints"][0]["kind"], "forbid_values");
+  EXPECT_EQ(j["constraints"][0]["min"], 8.0);
 }
 
 TEST(ShowJsonTest, RootWithoutProfileOrScore) {
