@@ -32,24 +32,6 @@ std::string Fixed(double v, int decimals) {
   return buf;
 }
 
-// "" when the guard holds on the candidate's median, else why not (as MedianGate).
-std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
-  std::vector<double> v;
-  for (const Sample& s : candidate) {
-    auto it = s.extra.find(g.name);
-    if (it != s.extra.end()) v.push_back(it->second);
-  }
-  if (v.empty()) return "guard " + g.name + " missing";
-  const double m = Median(std::move(v));
-  if (g.min && m < *g.min) {
-    return "guard " + g.name + " " + FormatDouble(m) + " < min " + FormatDouble(*g.min);
-  }
-  if (g.max && m > *g.max) {
-    return "guard " + g.name + " " + FormatDouble(m) + " > max " + FormatDouble(*g.max);
-  }
-  return "";
-}
-
 // p-value that `cand` is better than `base` in the goal's direction.
 double FavourableP(const std::vector<double>& base, const std::vector<double>& cand, Goal goal) {
   const MannWhitneyResult r = MannWhitneyU(cand, base);

@@ -23,12 +23,11 @@ std::string Percent(double fraction) {
   return buf;
 }
 
-// "" when the guard holds, else why not. Guards are judged on the candidate's median so a
-// single noisy repetition neither passes nor fails a guard.
+}  // namespace
+
 std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
   std::vector<double> v;
   for (const Sample& s : candidate) {
-    if (s.arm != "self") continue;
     auto it = s.extra.find(g.name);
     if (it != s.extra.end()) v.push_back(it->second);
   }
@@ -42,8 +41,6 @@ std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
   }
   return "";
 }
-
-}  // namespace
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -74,8 +71,12 @@ Verdict MedianGate::Judge(const GateInput& in) {
   v.reason = "median " + FormatDouble(v.candidate_median) + " vs " + FormatDouble(v.parent_median) +
              " (" + Percent(v.gain) + ", needs " + Percent(min_effect) + ")";
   if (in.metric != nullptr) {
+    std::vector<Sample> self;  // other arms carry no guard readings of this candidate
+    for (const Sample& s : in.candidate) {
+      if (s.arm == "self") self.push_back(s);
+    }
     for (const Guard& g : in.metric->guards) {
-      std::string failure = CheckGuard(g, in.candidate);
+      std::string failure = CheckGuard(g, self);
       if (failure.empty()) continue;
       v.keep = false;
       v.reason += "; " + failure;

@@ -53,6 +53,10 @@ class MedianGate : public Gate {
 };
 
 double Median(std::vector<double> v);
+// "" when the guard holds on the median of the samples' `extra[guard.name]`, else why not
+// ("guard p99_ms 300 > max 250", "guard p99_ms missing"). The median, so that a single noisy
+// repetition neither passes nor fails a guard.
+std::string CheckGuard(const Guard& g, const std::vector<Sample>& samples);
 // (candidate − parent)/parent for kMax, (parent − candidate)/parent for kMin.
 double RelativeGain(double parent, double candidate, Goal goal);
 
