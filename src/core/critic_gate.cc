@@ -13,13 +13,6 @@
 namespace arbor {
 namespace {
 
-std::vector<double> Values(const std::vector<Sample>& samples) {
-  std::vector<double> v;
-  v.reserve(samples.size());
-  for (const Sample& s : samples) v.push_back(s.value);
-  return v;
-}
-
 std::string Percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
@@ -61,8 +54,8 @@ double NominalAlpha(double alpha, int round, int rounds) {
 Verdict CriticGate::Judge(const GateInput& in) {
   Verdict v;
   v.decision = "revert";
-  const std::vector<double> base = Values(in.parent);
-  const std::vector<double> cand = Values(in.candidate);
+  const std::vector<double> base = SampleValues(in.parent);
+  const std::vector<double> cand = SampleValues(in.candidate);
   if (base.empty() || cand.empty()) {
     v.reason = "no samples";
     return v;

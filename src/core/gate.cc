@@ -9,14 +9,6 @@
 namespace arbor {
 namespace {
 
-std::vector<double> SelfValues(const std::vector<Sample>& samples) {
-  std::vector<double> v;
-  for (const Sample& s : samples) {
-    if (s.arm == "self") v.push_back(s.value);
-  }
-  return v;
-}
-
 std::string Percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
@@ -42,6 +34,21 @@ std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
   return "";
 }
 
+std::vector<Sample> SamplesOfArm(const std::vector<Sample>& all, std::string_view arm) {
+  std::vector<Sample> out;
+  for (const Sample& s : all) {
+    if (s.arm == arm) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<double> SampleValues(const std::vector<Sample>& samples) {
+  std::vector<double> v;
+  v.reserve(samples.size());
+  for (const Sample& s : samples) v.push_back(s.value);
+  return v;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -56,8 +63,8 @@ double RelativeGain(double parent, double candidate, Goal goal) {
 
 Verdict MedianGate::Judge(const GateInput& in) {
   Verdict v;
-  const std::vector<double> parent = SelfValues(in.parent);
-  const std::vector<double> candidate = SelfValues(in.candidate);
+  const std::vector<double> parent = SampleValues(SamplesOfArm(in.parent, "self"));
+  const std::vector<double> candidate = SampleValues(SamplesOfArm(in.candidate, "self"));
   if (parent.empty() || candidate.empty()) {
     v.reason = "no samples";
     return v;
@@ -71,10 +78,8 @@ Verdict MedianGate::Judge(const GateInput& in) {
   v.reason = "median " + FormatDouble(v.candidate_median) + " vs " + FormatDouble(v.parent_median) +
              " (" + Percent(v.gain) + ", needs " + Percent(min_effect) + ")";
   if (in.metric != nullptr) {
-    std::vector<Sample> self;  // other arms carry no guard readings of this candidate
-    for (const Sample& s : in.candidate) {
-      if (s.arm == "self") self.push_back(s);
-    }
+    // Other arms carry no guard readings of this candidate.
+    const std::vector<Sample> self = SamplesOfArm(in.candidate, "self");
     for (const Guard& g : in.metric->guards) {
       std::string failure = CheckGuard(g, self);
       if (failure.empty()) continue;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model.h"
@@ -53,6 +54,10 @@ class MedianGate : public Gate {
 };
 
 double Median(std::vector<double> v);
+// The samples of one measurement arm ("self", "base", "cand", ...), in their order.
+std::vector<Sample> SamplesOfArm(const std::vector<Sample>& all, std::string_view arm);
+// Their values.
+std::vector<double> SampleValues(const std::vector<Sample>& samples);
 // "" when the guard holds on the median of the samples' `extra[guard.name]`, else why not
 // ("guard p99_ms 300 > max 250", "guard p99_ms missing"). The median, so that a single noisy
 // repetition neither passes nor fails a guard.

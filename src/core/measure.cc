@@ -13,21 +13,6 @@
 namespace arbor {
 namespace {
 
-std::vector<Sample> OfArm(const std::vector<Sample>& all, const std::string& arm) {
-  std::vector<Sample> out;
-  for (const auto& s : all) {
-    if (s.arm == arm) out.push_back(s);
-  }
-  return out;
-}
-
-std::vector<double> Values(const std::vector<Sample>& samples) {
-  std::vector<double> v;
-  v.reserve(samples.size());
-  for (const auto& s : samples) v.push_back(s.value);
-  return v;
-}
-
 std::string Percent(double f) { return (f >= 0 ? "+" : "") + FormatDouble(f * 100, 3) + "%"; }
 
 void AddFlag(Node* node, const std::string& flag) {
@@ -48,7 +33,7 @@ Status Orchestrator::BenchSelf(Node* node) {
   const bool preflight = critic_ && node->id == kRootId;
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
-  std::vector<Sample> done = OfArm(*all, "self");
+  std::vector<Sample> done = SamplesOfArm(*all, "self");
   int reps = std::max(1, spec_.metric.repetitions) * (preflight ? 2 : 1);
   for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
     if (stop_requested_.load()) return {};
@@ -61,7 +46,7 @@ Status Orchestrator::BenchSelf(Node* node) {
     done.push_back(s);
     ARBOR_TRY(Save(*node, {}, {s}));
   }
-  std::vector<double> values = Values(done);
+  std::vector<double> values = SampleValues(done);
   node->metric = Median(values);
   node->step = Step::kDecide;
   std::string message = spec_.metric.name + " median " + FormatDouble(*node->metric) + " over " +
@@ -110,8 +95,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
   if (failed) return false;
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
-  std::vector<Sample> base = OfArm(*all, base_arm);
-  std::vector<Sample> cand = OfArm(*all, cand_arm);
+  std::vector<Sample> base = SamplesOfArm(*all, base_arm);
+  std::vector<Sample> cand = SamplesOfArm(*all, cand_arm);
 
   auto measure = [&](bool is_base, int rep, bool keep) -> Result<std::optional<Sample>> {
     const Node& who = is_base ? parent : *node;
@@ -184,14 +169,14 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   if (!*decided) return {};
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
-  std::vector<Sample> base = OfArm(*all, "base");
-  std::vector<Sample> cand = OfArm(*all, "cand");
-  node->metric = Median(Values(cand));
+  std::vector<Sample> base = SamplesOfArm(*all, "base");
+  std::vector<Sample> cand = SamplesOfArm(*all, "cand");
+  node->metric = Median(SampleValues(cand));
   node->gain = v.gain;
   node->critic.p_value = v.p_value;
   std::string message = "A/B over " + std::to_string(cand.size()) + " pairs: " + Percent(v.gain) +
                         " (p=" + FormatDouble(v.p_value, 3) + ")";
-  int outliers = CountOutliers(Values(base)) + CountOutliers(Values(cand));
+  int outliers = CountOutliers(SampleValues(base)) + CountOutliers(SampleValues(cand));
   if (outliers > 0) {
     AddFlag(node, "outliers");
     message += "; " + std::to_string(outliers) + " outlier(s) flagged, kept in the data";
@@ -201,13 +186,14 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   const Node* parent = tree_.Find(node->parent);
   std::vector<Event> events;
   if (parent->metric && *parent->metric != 0) {
-    double drift = Median(Values(base)) / *parent->metric - 1;
+    double drift = Median(SampleValues(base)) / *parent->metric - 1;
     double floor = std::max(3 * meta_.noise_cv, spec_.critic.min_effect);
     if (std::abs(drift) > floor) {
       AddFlag(node, "drift");
       events.push_back(MakeEvent(node->id, "rebaselined",
                                  "the incumbent #" + std::to_string(parent->id) + " now measures " +
-                                     FormatDouble(Median(Values(base))) + " (" + Percent(drift) +
+                                     FormatDouble(Median(SampleValues(base))) + " (" +
+                                     Percent(drift) +
                                      " since it was kept); verdicts use the interleaved runs"));
     }
   }
@@ -263,7 +249,7 @@ Status Orchestrator::Confirm(Node* node) {
                   "reverted");
   }
   // Reported figures come from the confirmation run.
-  node->metric = Median(Values(OfArm(*all, "confirm-cand")));
+  node->metric = Median(SampleValues(SamplesOfArm(*all, "confirm-cand")));
   node->gain = v.gain;
   node->critic.confirmed = true;
   node->critic.ci_low = v.ci_low;
@@ -307,8 +293,8 @@ Status Orchestrator::ConfirmFinal() {
   }
   auto all = SamplesOf(best.id);
   if (!all.ok()) return all.error();
-  std::vector<Sample> base = OfArm(*all, "final-base");
-  std::vector<Sample> cand = OfArm(*all, "final-cand");
+  std::vector<Sample> base = SamplesOfArm(*all, "final-base");
+  std::vector<Sample> cand = SamplesOfArm(*all, "final-cand");
   int reps = Repetitions();
   while (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
     if (stop_requested_.load()) return {};
@@ -335,8 +321,8 @@ Status Orchestrator::ConfirmFinal() {
       ARBOR_TRY(Save(best, {}, {s}));
     }
   }
-  std::vector<double> b = Values(base);
-  std::vector<double> c = Values(cand);
+  std::vector<double> b = SampleValues(base);
+  std::vector<double> c = SampleValues(cand);
   Rng rng(spec_.seed * 2654435761ULL + static_cast<uint64_t>(best.id));
   Interval ci = BootstrapMedianRatioCI(b, c, 0.95, 2000, rng);
   double ratio = Median(c) / Median(b);

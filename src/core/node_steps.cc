@@ -13,14 +13,6 @@
 namespace arbor {
 namespace {
 
-std::vector<Sample> OfArm(const std::vector<Sample>& all, const std::string& arm) {
-  std::vector<Sample> out;
-  for (const auto& s : all) {
-    if (s.arm == arm) out.push_back(s);
-  }
-  return out;
-}
-
 std::string TopComponents(const Profile& p) {
   std::vector<Component> c = p.components;
   std::stable_sort(c.begin(), c.end(),
@@ -267,7 +259,7 @@ Status Orchestrator::StepCheck(Node* node) {
     if (node->id != kRootId) {
       auto root_samples = SamplesOf(kRootId);
       if (!root_samples.ok()) return root_samples.error();
-      auto base = OfArm(*root_samples, "check");
+      auto base = SamplesOfArm(*root_samples, "check");
       if (!base.empty() && base[0].value - *m.value > spec_.accuracy.max_drop) {
         node->critic.rca = "accuracy";
         PublishConstraints(node, true, false);
@@ -315,8 +307,8 @@ Status Orchestrator::StepDecide(Node* node) {
     GateInput in;
     in.metric = &spec_.metric;
     in.critic = &spec_.critic;
-    in.parent = OfArm(*parent_samples, "self");
-    in.candidate = OfArm(*own, "self");
+    in.parent = SamplesOfArm(*parent_samples, "self");
+    in.candidate = SamplesOfArm(*own, "self");
     Verdict v = ports_.gate->Judge(in);
     node->gain = v.gain;
     if (!v.keep) {
