@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <utility>
 
 #include "config/values.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace arbor::config_internal {
@@ -169,6 +172,31 @@ Status CheckValuesAndPatch(const Section& s, ActionSpec* action) {
   return {};
 }
 
+// What the action does, independent of where the campaign file lives: the apply kind, its
+// strings (patch paths replaced by the patch files' bytes) and the values.
+std::string ContentHash(const ActionSpec& action) {
+  const ApplySpec& apply = action.apply;
+  std::string text = std::to_string(static_cast<int>(apply.kind));
+  std::vector<std::string> strings = ApplyStrings(apply);
+  strings[0].clear();  // the patch path: its content counts instead
+  for (const std::string& str : strings) text += '\x1f' + str;
+  for (const std::string& value : action.values) text += '\x1e' + value;
+  if (apply.kind == ApplySpec::Kind::kPatch) {
+    std::vector<std::string> paths;
+    for (const std::string& value : action.values) {
+      paths.push_back(ReplaceAll(apply.patch, "{value}", value));
+    }
+    if (paths.empty()) paths.push_back(apply.patch);
+    for (const std::string& path : paths) {
+      std::ifstream in(path, std::ios::binary);
+      std::ostringstream bytes;
+      bytes << in.rdbuf();
+      text += '\x1d' + bytes.str();
+    }
+  }
+  return HashHex(text);
+}
+
 Status ReadAction(const Section& s, const std::string& base_dir, ActionSpec* action) {
   ARBOR_TRY(s.CheckKeys({"id", "layer", "category", "describe", "targets", "speedup", "cost",
                          "risk", "requires", "conflicts", "apply", "values"}));
@@ -192,7 +220,9 @@ Status ReadAction(const Section& s, const std::string& base_dir, ActionSpec* act
   ARBOR_TRY(s.ReadStringArray("conflicts", &action->conflicts));
   ARBOR_TRY(ReadApply(s, base_dir, &action->apply));
   ARBOR_TRY(ReadValues(s, &action->values));
-  return CheckValuesAndPatch(s, action);
+  ARBOR_TRY(CheckValuesAndPatch(s, action));
+  action->content_hash = ContentHash(*action);
+  return {};
 }
 
 struct Declared {

@@ -195,7 +195,8 @@ Status ReadKb(const Section& root, const std::string& base_dir, KbSpec* kb) {
   ARBOR_TRY(root.GetTable("kb", &table));
   if (table == nullptr) return {};
   Section s(root.file(), *table, "kb", "in [kb]");
-  ARBOR_TRY(s.CheckKeys({"path", "workload"}));
+  ARBOR_TRY(s.CheckKeys({"path", "workload", "enabled"}));
+  ARBOR_TRY(s.ReadBool("enabled", &kb->enabled));
   ARBOR_TRY(s.ReadNonEmptyString("path", &kb->path));
   ARBOR_TRY(s.ReadNonEmptyString("workload", &kb->workload));
   if (kb->path.empty()) return {};

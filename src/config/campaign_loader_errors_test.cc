@@ -42,7 +42,7 @@ const Row kRows[] = {
     {"unknown_key_suggestion", kHead + "repetitons = 3\n",
      "c.toml:7:1: unknown key 'repetitons' in [metric]; did you mean 'repetitions'?"},
     {"unknown_key_lists_keys", kHead + "[kb]\nzzz = 1\n",
-     "c.toml:8:1: unknown key 'zzz' in [kb]; expected one of: path, workload"},
+     "c.toml:8:1: unknown key 'zzz' in [kb]; expected one of: path, workload, enabled"},
     {"unknown_table", kHead + "[serach]\n",
      "c.toml:7:2: unknown key 'serach' at the top level; did you mean 'search'?"},
     {"unknown_key_reported_in_file_order", kHead + "zeta = 1\nalpha = 2\n",

@@ -185,6 +185,14 @@ Status Section::ReadString(std::string_view key, std::string* out) const {
   return {};
 }
 
+Status Section::ReadBool(std::string_view key, bool* out) const {
+  const toml::node* node = Get(key);
+  if (node == nullptr) return {};
+  if (!node->is_boolean()) return WrongType(*node, KeyPath(key), "true or false");
+  *out = node->as_boolean()->get();
+  return {};
+}
+
 Status Section::ReadNonEmptyString(std::string_view key, std::string* out) const {
   std::string value;
   ARBOR_TRY(ReadString(key, &value));

@@ -53,6 +53,7 @@ class Section {
   Status Require(std::string_view key, std::string_view expected) const;
 
   Status ReadString(std::string_view key, std::string* out) const;
+  Status ReadBool(std::string_view key, bool* out) const;
   Status ReadNonEmptyString(std::string_view key, std::string* out) const;
   Status ReadNumber(std::string_view key, NumberRule rule, double* out) const;
   Status ReadNumber(std::string_view key, NumberRule rule, std::optional<double>* out) const;

@@ -42,6 +42,14 @@ std::optional<Step> ParseStep(std::string_view s);
 using EnvOverlay = std::map<std::string, std::string>;
 
 // The terms of h(a) at the moment a candidate was chosen, kept for explanation.
+// A knowledge-base entry that shaped a node's score (core/kb.h), recorded with the score.
+struct KbRef {
+  std::string uid;  // global identity of the entry
+  int64_t id = 0;   // its id in the knowledge-base file it came from (`arbor kb show ID`)
+  double weight = 0;
+  std::string summary;  // "kept +31% (×1.25–1.38) · same hardware · same workload"
+};
+
 struct ScoreTerms {
   double g = 0;       // expected relative gain (Amdahl), fraction of end-to-end time
   double c = 0;       // expected cost, seconds
@@ -49,9 +57,11 @@ struct ScoreTerms {
   double r_acc = 0;
   double r_crash = 0;
   double m_gap = 1;
-  double bonus = 0;    // UCB exploration term
-  double exploit = 0;  // the first term of h(a), before normalisation
-  double h = 0;        // final score
+  double bonus = 0;       // UCB exploration term
+  double exploit = 0;     // the first term of h(a), before normalisation
+  double h = 0;           // final score
+  double speedup = 0;     // speedup on the targets that g assumed (the knowledge base may move it)
+  std::vector<KbRef> kb;  // knowledge-base entries that shaped this score, strongest first
 };
 
 // A rule the Critic published that keeps the search out of a region (ARBOR.md "Crashes become
@@ -169,6 +179,11 @@ struct CampaignMeta {
   int64_t no_critic = 0;  // 1: started with --no-critic (ablation runs only)
   // Final confirmation: the best node measured interleaved against the baseline when the
   // campaign finished; the speedup (> 1 better) and its 95% interval are what is reported.
+  // Knowledge base: this campaign's identity in it, and the last entry id it may learn from
+  // (fixed at the start, so a resume computes the same priors).
+  std::string uid;
+  int64_t kb_snapshot = 0;
+  double kb_time = 0;  // unix seconds at the start: entries' ages are taken at this moment
   int64_t final_node = 0;
   double final_speedup = 0;
   double final_ci_low = 0;

@@ -80,7 +80,8 @@ bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b) {
          a.next_seq == b.next_seq && a.noise_cv == b.noise_cv && a.noise_mde == b.noise_mde &&
          a.repetitions == b.repetitions && a.no_critic == b.no_critic &&
          a.final_node == b.final_node && a.final_speedup == b.final_speedup &&
-         a.final_ci_low == b.final_ci_low && a.final_ci_high == b.final_ci_high;
+         a.final_ci_low == b.final_ci_low && a.final_ci_high == b.final_ci_high && a.uid == b.uid &&
+         a.kb_snapshot == b.kb_snapshot && a.kb_time == b.kb_time;
 }
 
 Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples,
@@ -111,6 +112,13 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   if (profile) profiles_[node.id] = *profile;
   if (ports_.sink) {
     for (const auto& e : m.events) ports_.sink->OnEvent(e);
+  }
+  if (ports_.kb) {
+    std::vector<const Node*> finished;
+    for (const Node& n : m.nodes) {
+      if (n.step == Step::kDone) finished.push_back(tree_.Find(n.id));
+    }
+    if (!finished.empty()) RecordKnowledge(finished);
   }
   Report(node);
   return {};
@@ -151,7 +159,14 @@ Status Orchestrator::Load() {
     meta_.name = spec_.name;
     meta_.seed = spec_.seed;
     meta_.no_critic = spec_.critic.enabled ? 0 : 1;
+    meta_.uid = ports_.kb_context.campaign_uid;
+    meta_.kb_time = ports_.kb_context.now;
+    if (ports_.kb) {
+      auto max_id = ports_.kb->MaxId();
+      if (max_id.ok()) meta_.kb_snapshot = *max_id;
+    }
   }
+  if (meta_.uid.empty()) meta_.uid = ports_.kb_context.campaign_uid;  // a store from before
   critic_ = meta_.no_critic == 0;
   meta_elapsed_at_start_ = meta_.elapsed_s;
   auto nodes = ports_.store->LoadNodes();
@@ -165,6 +180,7 @@ Status Orchestrator::Load() {
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
     tree_.Upsert(std::move(n));
   }
+  ARBOR_TRY(LoadKnowledge());
   meta_.state = "running";
   meta_.stop_reason.clear();
   Mutation m;
@@ -378,7 +394,23 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
       in.total_tries = total_tries;
       in.category_tries = stats_.Counts(c.action->category).tries;
     }
-    terms.push_back(ScoreOne(in, spec_.search.formula, explore));
+    // What earlier campaigns learned about this very candidate moves its priors.
+    const KbPrior* kb = kb_priors_.size() ? kb_priors_.Find(c.key) : nullptr;
+    if (kb == nullptr) {
+      terms.push_back(ScoreOne(in, spec_.search.formula, explore));
+      terms.back().speedup = c.action->speedup;
+    } else {
+      ScoreInput with_kb = in;
+      with_kb.g = profile ? ExpectedGain(*profile, c.action->targets, kb->speedup)
+                          : ExpectedGain(Profile{}, {}, kb->speedup);
+      with_kb.r_acc = stats_.AccuracyRisk(*c.action, kb);
+      with_kb.r_crash = stats_.CrashRisk(*c.action, kb);
+      with_kb.cost_s = stats_.ExpectedCost(*c.action, kb);
+      with_kb.category_tries += kb->category_weight;
+      terms.push_back(ScoreOne(with_kb, spec_.search.formula, explore));
+      terms.back().speedup = kb->speedup;
+      terms.back().kb = kb->refs;
+    }
     out.push_back({c, {}, pending[out.size()]});
   }
   NormalizeScores(&terms);
@@ -436,7 +468,18 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
                                      std::vector<ScoredCandidate>* allowed) {
   NodeId inc = tree_.Incumbent();
   std::vector<Constraint> active = ActiveConstraints(tree_, publishers_, inc, last_keep_seq_);
-  if (active.empty()) {
+  // The knowledge base vetoes replays: this very change failed deterministically at this very
+  // operating point on this hardware and workload (another operating point re-opens it).
+  std::string here;
+  if (kb_priors_.has_replays()) {
+    std::vector<const Node*> path;
+    for (const Node* p = tree_.Find(inc); p != nullptr; p = tree_.Find(p->parent)) {
+      path.push_back(p);
+      if (p->id == kRootId) break;
+    }
+    here = PathHash(path);
+  }
+  if (active.empty() && here.empty()) {
     *allowed = scored;
     return {};
   }
@@ -449,7 +492,8 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   NodeId next = tree_.MaxId() + 1;
   for (const ScoredCandidate& s : scored) {
     auto violated = Violated(active, s.candidate);
-    if (!violated) {
+    const KbReplay* replay = here.empty() ? nullptr : kb_priors_.Replay(s.candidate.key, here);
+    if (!violated && replay == nullptr) {
       allowed->push_back(s);
       continue;
     }
@@ -466,7 +510,11 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
     n.step = Step::kDone;
     n.score = s.terms;
     n.created_s = n.finished_s = CampaignTime();
-    n.diagnosis = "pruned: " + DescribeConstraint(*violated);
+    n.diagnosis = violated ? "pruned: " + DescribeConstraint(*violated)
+                           : "pruned: known from the knowledge base (entry #" +
+                                 std::to_string(replay->id) + ", " + replay->what +
+                                 " of this same change at this same point, same hardware and "
+                                 "workload)";
     m.nodes.push_back(n);
     m.events.push_back(MakeEvent(n.id, "vetoed", n.CandidateKey() + ": " + n.diagnosis));
   }

@@ -17,12 +17,14 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/candidates.h"
 #include "core/constraints.h"
 #include "core/gate.h"
+#include "core/kb.h"
 #include "core/ports.h"
 #include "core/stats.h"
 #include "core/tree.h"
@@ -36,7 +38,11 @@ struct Ports {
   Specialist* specialist = nullptr;
   Gate* gate = nullptr;
   Clock* clock = nullptr;
-  EventSink* sink = nullptr;  // optional
+  EventSink* sink = nullptr;    // optional
+  KnowledgeBase* kb = nullptr;  // optional: priors from earlier campaigns, lessons recorded
+  // Where this campaign runs, for the knowledge base. campaign_uid is used for a new campaign
+  // only; a resumed one keeps the uid in its meta.
+  KbContext kb_context;
 };
 
 struct RunSummary {
@@ -152,6 +158,14 @@ class Orchestrator {
   double meta_elapsed_at_start_ = 0;
   double step_started_ = 0;
   std::map<NodeId, Profile> profiles_;  // cache of profiles on the incumbent path
+  // Knowledge base (src/core/kb_use.cc): priors fixed at the campaign's start, and the nodes
+  // this process already recorded as entries.
+  Status LoadKnowledge();
+  void RecordKnowledge(const std::vector<const Node*>& finished);
+  void KbWarning(const std::string& what, const Error& error);
+  KbPriors kb_priors_;
+  std::set<NodeId> kb_recorded_;
+  bool kb_ok_ = false;
   std::atomic<bool> stop_requested_{false};
 };
 

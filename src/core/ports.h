@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kb.h"
 #include "core/model.h"
 #include "core/spec.h"
 #include "util/result.h"
@@ -130,6 +131,26 @@ class Specialist {
  public:
   virtual ~Specialist() = default;
   virtual SpecialistResult Implement(const Task& task) = 0;
+};
+
+// ---- KnowledgeBase: what earlier campaigns learned (core/kb.h). ------------------------------
+struct KbQuery {
+  std::vector<std::string> action_ids;  // entries of these actions …
+  std::vector<std::string> categories;  // … or of these categories (both empty: all)
+  int64_t max_id = 0;                   // only entries with id <= max_id (0: all)
+  std::string exclude_campaign_uid;     // leave out this campaign's own entries
+};
+
+class KnowledgeBase {
+ public:
+  virtual ~KnowledgeBase() = default;
+  // The largest entry id so far (0 for an empty knowledge base): a campaign remembers it at
+  // its start so that a resume computes the same priors.
+  virtual Result<int64_t> MaxId() = 0;
+  virtual Result<std::vector<KbEntry>> Load(const KbQuery& query) = 0;
+  // Inserts entries whose uid is new (idempotent: re-recording is a no-op), detecting
+  // conflicts with entries of the same context (core/kb.h Compare) in the same transaction.
+  virtual Status Record(const std::vector<KbEntry>& entries) = 0;
 };
 
 // ---- Clock, progress ----------------------------------------------------------------------

@@ -37,8 +37,8 @@ struct ScoreInput {
   double cost_s = 0;
   double reference_cost_s = 1;
   double m_gap = 1;
-  int total_tries = 0;     // N
-  int category_tries = 0;  // n_cat
+  int total_tries = 0;        // N
+  double category_tries = 0;  // n_cat (knowledge-base experience counts as weighted tries)
 };
 
 // Fills every term except the normalisation by E_max (h = exploit + bonus, un-normalised).

@@ -82,8 +82,9 @@ struct CriticSpec {
 };
 
 struct KbSpec {
-  std::string path;  // empty: default location
-  std::string workload;
+  std::string path;      // empty: ARBOR_KB, else the default location (docs/knowledge-base.md)
+  std::string workload;  // signature tags, "model=7b batch=32"; empty: derived from the campaign
+  bool enabled = true;   // false: neither read nor write the knowledge base
 };
 
 struct SpecialistSpec {
@@ -122,6 +123,9 @@ struct ActionSpec {
   ApplySpec apply;
   std::vector<std::string> values;  // one candidate per value; "{value}" substituted
   int line = 0;                     // where it was declared, for messages
+  // Hash of what the action does (its apply spec, the patch file's bytes): the knowledge base
+  // tells "the same change" from "a change under the same name". Set by the config loader.
+  std::string content_hash;
 };
 
 // How the profile command's output is read ([profile] in the campaign file).

@@ -11,10 +11,10 @@ namespace {
 // observed, yet one observed failure moves it decisively.
 constexpr double kMinPseudoCount = 1e-3;
 
-double PosteriorMean(double prior_rate, int events, int trials) {
+double PosteriorMean(double prior_rate, double events, double trials) {
   BetaPosterior p = BetaPosterior::FromPrior(prior_rate);
   p.alpha += events;
-  p.beta += trials - events;
+  p.beta += std::max(0.0, trials - events);
   return p.Mean();
 }
 
@@ -56,19 +56,22 @@ const CategoryCounts& CategoryStats::Counts(const std::string& category) const {
   return it == by_category_.end() ? kEmpty : it->second;
 }
 
-double CategoryStats::AccuracyRisk(const ActionSpec& action) const {
+double CategoryStats::AccuracyRisk(const ActionSpec& action, const KbPrior* kb) const {
   const CategoryCounts& c = Counts(action.category);
-  return PosteriorMean(action.risk_accuracy, c.accuracy_failures, c.tries);
+  return PosteriorMean(action.risk_accuracy, c.accuracy_failures + (kb ? kb->acc_events : 0),
+                       c.tries + (kb ? kb->acc_trials : 0));
 }
 
-double CategoryStats::CrashRisk(const ActionSpec& action) const {
+double CategoryStats::CrashRisk(const ActionSpec& action, const KbPrior* kb) const {
   const CategoryCounts& c = Counts(action.category);
-  return PosteriorMean(action.risk_crash, c.crashes, c.tries);
+  return PosteriorMean(action.risk_crash, c.crashes + (kb ? kb->crash_events : 0),
+                       c.tries + (kb ? kb->crash_trials : 0));
 }
 
-double CategoryStats::ExpectedCost(const ActionSpec& action) const {
+double CategoryStats::ExpectedCost(const ActionSpec& action, const KbPrior* kb) const {
   const CategoryCounts& c = Counts(action.category);
-  return (action.cost_s * kCostPriorWeight + c.cost_sum_s) / (kCostPriorWeight + c.cost_n);
+  double prior = kb ? kb->cost_s : action.cost_s;
+  return (prior * kCostPriorWeight + c.cost_sum_s) / (kCostPriorWeight + c.cost_n);
 }
 
 double CategoryStats::ReferenceCost(double fallback) const {

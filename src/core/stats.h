@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "core/kb.h"
 #include "core/model.h"
 #include "core/spec.h"
 
@@ -41,10 +42,12 @@ class CategoryStats {
   void Observe(const Node& node);
   const CategoryCounts& Counts(const std::string& category) const;
   int TotalTries() const { return total_tries_; }
-  // Posterior means for an action: its own risk is the prior, its category's history updates it.
-  double AccuracyRisk(const ActionSpec& action) const;
-  double CrashRisk(const ActionSpec& action) const;
-  double ExpectedCost(const ActionSpec& action) const;
+  // Posterior means for an action: its own risk is the prior, the knowledge base's matching
+  // entries (`kb`, may be null) add weighted pseudo-observations, its category's history in
+  // this campaign updates both. The knowledge base's cost estimate replaces the declared one.
+  double AccuracyRisk(const ActionSpec& action, const KbPrior* kb = nullptr) const;
+  double CrashRisk(const ActionSpec& action, const KbPrior* kb = nullptr) const;
+  double ExpectedCost(const ActionSpec& action, const KbPrior* kb = nullptr) const;
   // Mean observed cost over all categories, or the given fallback when nothing was observed.
   double ReferenceCost(double fallback) const;
 

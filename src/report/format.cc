@@ -78,6 +78,12 @@ nlohmann::json OptionalString(const std::string& s) {
 nlohmann::json ScoreJson(const ScoreTerms& score) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& term : kScoreTerms) out[term.name] = score.*term.member;
+  out["speedup"] = score.speedup;
+  nlohmann::json kb = nlohmann::json::array();
+  for (const KbRef& r : score.kb) {
+    kb.push_back({{"uid", r.uid}, {"id", r.id}, {"weight", r.weight}, {"summary", r.summary}});
+  }
+  out["kb"] = std::move(kb);
   return out;
 }
 

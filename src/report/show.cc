@@ -64,6 +64,17 @@ void AppendScore(const Node& node, std::string& out) {
     value.resize(std::max<size_t>(value.size() + 2, 10), ' ');
     out += line + value + term.meaning + "\n";
   }
+  if (node.score.kb.empty()) {
+    out += "  knowledge base: no entry matched; declared priors (speedup ×" +
+           FormatDouble(node.score.speedup, 4) + ")\n";
+    return;
+  }
+  out += "  knowledge base: speedup prior ×" + FormatDouble(node.score.speedup, 4) +
+         "; entries that shaped this score (weight, what):\n";
+  for (const KbRef& r : node.score.kb) {
+    out += "    #" + std::to_string(r.id) + "  w " + FormatDouble(r.weight, 3) + "  " + r.summary +
+           "\n";
+  }
 }
 
 void AppendSamples(const std::vector<Sample>& samples, std::string& out) {

@@ -97,7 +97,8 @@ TEST(TreeJsonTest, ShapeAndValues) {
       "values": null, "outcome": "kept", "metric": 1500.0, "gain": 0.5, "diagnosis": "",
       "constraints": [],
       "score": {"g": 0.25, "c": 30.0, "c_norm": 0.5, "r_acc": 0.0, "r_crash": 0.01,
-                "m_gap": 1.0, "bonus": 0.125, "exploit": 0.5, "h": 0.75},
+                "m_gap": 1.0, "bonus": 0.125, "exploit": 0.5, "h": 0.75,
+                "speedup": 0.0, "kb": []},
       "step": "done", "seq": 1, "commit": "c2", "cost_s": 30.0, "summary": "set -O2"})");
   EXPECT_EQ(tree["nodes"][1], o2);
   const nlohmann::json& tiled = tree["nodes"][3];

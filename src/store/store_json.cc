@@ -237,12 +237,40 @@ constexpr ScoreField kScoreFields[] = {
     {"bonus", &ScoreTerms::bonus},
     {"exploit", &ScoreTerms::exploit},
     {"h", &ScoreTerms::h},
+    {"speedup", &ScoreTerms::speedup},
 };
+
+// The knowledge-base entries behind a score are rare next to the numbers, so they ride in the
+// flat object as one string member holding a JSON array (the flat decoder stays DOM-free).
+constexpr std::string_view kKbRefsKey = "kb";
+
+std::string EncodeKbRefs(const std::vector<KbRef>& refs) {
+  json a = json::array();
+  for (const KbRef& r : refs)
+    a.push_back({{"uid", r.uid}, {"id", r.id}, {"w", Number(r.weight)}, {"why", r.summary}});
+  return Dump(a);
+}
+
+bool DecodeKbRefs(const std::string& text, std::vector<KbRef>* out) {
+  json a = json::parse(text, nullptr, false);
+  if (!a.is_array()) return false;
+  for (const json& r : a) {
+    if (!r.is_object() || !r.contains("uid") || !r["uid"].is_string()) return false;
+    KbRef ref;
+    ref.uid = r["uid"].get<std::string>();
+    if (r.contains("id") && r["id"].is_number_integer()) ref.id = r["id"].get<int64_t>();
+    if (r.contains("w") && r["w"].is_number()) ref.weight = r["w"].get<double>();
+    if (r.contains("why") && r["why"].is_string()) ref.summary = r["why"].get<std::string>();
+    out->push_back(std::move(ref));
+  }
+  return true;
+}
 }  // namespace
 
 std::string EncodeScore(const ScoreTerms& score) {
   json j = json::object();
   for (const auto& f : kScoreFields) j[f.key] = Number(score.*f.member);
+  if (!score.kb.empty()) j[kKbRefsKey] = EncodeKbRefs(score.kb);
   return Dump(j);
 }
 
@@ -258,6 +286,11 @@ Result<ScoreTerms> DecodeScore(std::string_view text) {
       return true;  // a term this binary does not know (written by a newer one) is skipped
     }
     bool String(const std::string& k, std::string& v) {
+      if (k == kKbRefsKey) {
+        if (DecodeKbRefs(v, &out->kb)) return true;
+        *why = "field 'kb' is not a list of knowledge-base references";
+        return false;
+      }
       double d = 0;
       if (!ParseNonFinite(v, &d)) {
         *why = "field '" + k + "' has the wrong type";

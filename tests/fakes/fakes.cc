@@ -142,4 +142,43 @@ SpecialistResult FakeSpecialist::Implement(const Task& task) {
   return r;
 }
 
+Result<int64_t> FakeKnowledgeBase::MaxId() {
+  if (fail) return MakeError("fake knowledge base failure");
+  return entries.empty() ? 0 : entries.back().id;
+}
+
+Result<std::vector<KbEntry>> FakeKnowledgeBase::Load(const KbQuery& query) {
+  if (fail) return MakeError("fake knowledge base failure");
+  auto contains = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  std::vector<KbEntry> out;
+  for (const KbEntry& e : entries) {
+    if (query.max_id > 0 && e.id > query.max_id) continue;
+    if (!query.exclude_campaign_uid.empty() && e.campaign_uid == query.exclude_campaign_uid) {
+      continue;
+    }
+    bool any_filter = !query.action_ids.empty() || !query.categories.empty();
+    if (any_filter && !contains(query.action_ids, e.action_id) &&
+        !contains(query.categories, e.category)) {
+      continue;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+Status FakeKnowledgeBase::Record(const std::vector<KbEntry>& batch) {
+  ++record_calls;
+  if (fail) return MakeError("fake knowledge base failure");
+  for (KbEntry e : batch) {
+    bool seen = std::any_of(entries.begin(), entries.end(),
+                            [&](const KbEntry& x) { return x.uid == e.uid; });
+    if (seen) continue;
+    e.id = entries.empty() ? 1 : entries.back().id + 1;
+    entries.push_back(std::move(e));
+  }
+  return {};
+}
+
 }  // namespace arbor::testing

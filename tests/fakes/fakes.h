@@ -98,4 +98,16 @@ class FakeClock : public Clock {
   double Now() override { return now += tick; }
 };
 
+// An in-memory knowledge base with the adapter's semantics (idempotent by uid, ids in order,
+// query filters); conflicts are not tracked. `fail` makes every call fail.
+class FakeKnowledgeBase : public KnowledgeBase {
+ public:
+  std::vector<KbEntry> entries;
+  bool fail = false;
+  int record_calls = 0;
+  Result<int64_t> MaxId() override;
+  Result<std::vector<KbEntry>> Load(const KbQuery& query) override;
+  Status Record(const std::vector<KbEntry>& batch) override;
+};
+
 }  // namespace arbor::testing
