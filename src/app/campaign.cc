@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -14,6 +16,8 @@
 
 #include "app/command_target.h"
 #include "app/crash_points.h"
+#include "app/hardware.h"
+#include "app/kb_commands.h"
 #include "app/paths.h"
 #include "app/sinks.h"
 #include "arbor/exit_codes.h"
@@ -25,7 +29,9 @@
 #include "exec/git_workspace.h"
 #include "exec/runner.h"
 #include "specialists/builtin.h"
+#include "store/kb_store.h"
 #include "store/sqlite_store.h"
+#include "util/hash.h"
 
 namespace arbor {
 namespace fs = std::filesystem;
@@ -77,6 +83,44 @@ class CampaignLock {
 };
 
 Error WithCode(const Error& e, int code) { return Error{e.message, e.code ? e.code : code}; }
+
+// The knowledge base this run reads priors from and records lessons to, or nullptr when it is
+// switched off or cannot be opened (then the campaign runs on its declared priors, and says so:
+// the knowledge base is advice, never a reason to stop).
+std::unique_ptr<KbStore> OpenKnowledgeBase(const CampaignSpec& spec, const RunOptions& options,
+                                           const std::string& db, KbContext* context) {
+  // A fresh identity for a new campaign (kept in its meta; a resume keeps the old one).
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  context->campaign_uid =
+      HashHex(db + "\n" + std::to_string(now.count()) + "\n" + std::to_string(getpid()));
+  if (!spec.kb.enabled || options.no_kb) return nullptr;
+  auto hardware = DetectHardware();
+  if (!hardware.ok()) {
+    std::fprintf(stderr, "arbor: %s; running without the knowledge base\n",
+                 hardware.error().message.c_str());
+    return nullptr;
+  }
+  context->hardware = *hardware;
+  context->workload = spec.kb.workload.empty()
+                          ? WorkloadSignature{"bench=" + HashHex(spec.target.bench).substr(0, 8),
+                                              "campaign=" + spec.name}
+                          : ParseWorkload(spec.kb.workload);
+  context->now = static_cast<double>(std::time(nullptr));
+  std::string path = KbPath(spec.kb.path);
+  if (path.empty()) {
+    std::fprintf(stderr,
+                 "arbor: no place for the knowledge base (set [kb] path, ARBOR_KB or HOME); "
+                 "running without it\n");
+    return nullptr;
+  }
+  auto kb = KbStore::Open(path, OpenMode::kReadWrite);
+  if (!kb.ok()) {
+    std::fprintf(stderr, "arbor: knowledge base %s: %s; running without it\n", path.c_str(),
+                 kb.error().message.c_str());
+    return nullptr;
+  }
+  return std::move(*kb);
+}
 
 }  // namespace
 
@@ -151,8 +195,10 @@ Result<int> RunCampaign(const RunOptions& options) {
     sink.Add(json_file.get());
   }
 
-  Orchestrator orchestrator(spec,
-                            Ports{store, &workspace, &target, &specialist, &gate, &clock, &sink});
+  KbContext kb_context;
+  std::unique_ptr<KbStore> kb = OpenKnowledgeBase(spec, options, paths.db, &kb_context);
+  Orchestrator orchestrator(spec, Ports{store, &workspace, &target, &specialist, &gate, &clock,
+                                        &sink, kb.get(), kb_context});
   g_running.store(&orchestrator);
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

@@ -21,6 +21,7 @@ struct RunOptions {
   std::string events_file;  // JSON lines appended here
   bool quiet = false;       // no status line / log lines on stderr
   bool no_critic = false;   // ablation only: median comparison, no A/B, no confirmation
+  bool no_kb = false;       // neither read nor write the knowledge base (as [kb] enabled=false)
 };
 
 // Loads the campaign file; errors carry kExitConfig.

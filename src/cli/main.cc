@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/campaign.h"
+#include "app/kb_commands.h"
 #include "arbor/exit_codes.h"
 #include "util/duration.h"
 
@@ -29,6 +30,65 @@ int NotBuilt(const std::string& verb, const std::string& issue) {
                issue.c_str());
   return kExitConfig;
 }
+
+// `arbor kb list|show|export|import|forget` (docs/cli.md): options in, one app/ call out.
+class KbCli {
+ public:
+  void Register(CLI::App& app) {
+    kb_ = app.add_subcommand("kb", "the knowledge base shared by all campaigns");
+    kb_->require_subcommand(1);
+    kb_->add_option("--kb", options_.kb, "knowledge-base file (beats $ARBOR_KB and the default)");
+    auto add_kb = [&](CLI::App* cmd) {
+      cmd->add_option("--kb", options_.kb, "knowledge-base file (beats $ARBOR_KB and the default)");
+    };
+    list_ = kb_->add_subcommand("list", "entries, oldest first");
+    add_kb(list_);
+    list_->add_flag("--json", options_.json, "one JSON object per line (the export format)");
+    list_->add_option("--action", options_.filter.action, "only this action id");
+    list_->add_option("--category", options_.filter.category, "only this category");
+    list_->add_option("--campaign", options_.filter.campaign, "only this campaign (name or uid)");
+    list_->add_option("--outcome", options_.filter.outcome, "only kept | reverted | crashed")
+        ->check(CLI::IsMember({"kept", "reverted", "crashed"}));
+    list_->add_option("--limit", options_.filter.limit, "at most N entries")
+        ->check(CLI::NonNegativeNumber);
+    show_ = kb_->add_subcommand("show", "every field of one entry, with its lesson");
+    add_kb(show_);
+    show_->add_option("id", id_, "entry id")->required();
+    show_->add_flag("--json", options_.json, "machine-readable");
+    export_ = kb_->add_subcommand("export", "all entries as JSON lines (stdout or --out)");
+    add_kb(export_);
+    export_->add_option("--out", options_.out, "write to FILE instead of stdout");
+    import_ = kb_->add_subcommand("import", "add the entries of a JSON-lines file");
+    add_kb(import_);
+    import_->add_option("file", file_, "JSON lines, as written by `arbor kb export`")->required();
+    forget_ = kb_->add_subcommand("forget", "delete entries");
+    add_kb(forget_);
+    forget_->add_option("ids", options_.ids, "entry ids");
+    forget_->add_option("--campaign", options_.filter.campaign, "every entry of this campaign");
+    forget_->add_option("--action", options_.filter.action, "every entry of this action");
+    forget_->add_flag("--all", options_.all, "every entry");
+  }
+  bool parsed() const { return kb_->parsed(); }
+  int Dispatch() {
+    if (list_->parsed()) return Print(KbList(options_));
+    if (show_->parsed()) return Print(KbShow(options_, id_));
+    if (export_->parsed()) return Print(KbExport(options_));
+    if (import_->parsed()) return Print(KbImport(options_, file_));
+    if (forget_->parsed()) return Print(KbForget(options_));
+    return kExitUsage;
+  }
+
+ private:
+  KbOptions options_;
+  long long id_ = 0;
+  std::string file_;
+  CLI::App* kb_ = nullptr;
+  CLI::App* list_ = nullptr;
+  CLI::App* show_ = nullptr;
+  CLI::App* export_ = nullptr;
+  CLI::App* import_ = nullptr;
+  CLI::App* forget_ = nullptr;
+};
 
 int Main(int argc, char** argv) {
   CLI::App app{"Arbor: autonomous performance-optimization campaigns as a scored tree search"};
@@ -54,6 +114,8 @@ int Main(int argc, char** argv) {
     cmd->add_flag("--quiet", run_opts.quiet, "no status line or log lines");
     cmd->add_flag("--no-critic", run_opts.no_critic,
                   "ablation runs only: keep on a plain median comparison (recorded)");
+    cmd->add_flag("--no-kb", run_opts.no_kb,
+                  "neither read priors from nor record lessons to the knowledge base");
   };
   auto* run = app.add_subcommand("run", "start a campaign or continue it where it stopped");
   add_run_options(run);
@@ -75,8 +137,8 @@ int Main(int argc, char** argv) {
   show->add_option("file", view.file, "campaign file");
   show->add_flag("--json", view.json, "machine-readable");
 
-  auto* kb = app.add_subcommand("kb", "knowledge base (not built yet)");
-  kb->allow_extras();
+  KbCli kb;
+  kb.Register(app);
   auto* report = app.add_subcommand("report", "HTML report (not built yet)");
   report->allow_extras();
   auto* serve = app.add_subcommand("serve", "live dashboard (not built yet)");
@@ -123,7 +185,7 @@ int Main(int argc, char** argv) {
     return Print(TreeCommand(view));
   }
   if (*show) return Print(ShowCommand(view, node_id));
-  if (*kb) return NotBuilt("kb", "4");
+  if (kb.parsed()) return kb.Dispatch();
   if (*report) return NotBuilt("report", "8");
   if (*serve) return NotBuilt("serve", "8");
   return kExitUsage;

@@ -92,4 +92,18 @@ Result<std::string> Db::QueryText(const char* sql) {
   return *row ? std::string(stmt->Text(0)) : std::string();
 }
 
+Result<std::string> Db::IntegrityCheck() {
+  auto s = Use("PRAGMA integrity_check");
+  if (!s.ok()) return s.error();
+  std::string out;
+  for (;;) {
+    auto row = s->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    if (!out.empty()) out += '\n';
+    out += s->Text(0);
+  }
+  return out;
+}
+
 }  // namespace arbor::sqlite

@@ -79,6 +79,8 @@ class Db {
   Result<ScopedStmt> Use(const char* sql);
   // First column of the first row of `sql` as text ("" when there is no row).
   Result<std::string> QueryText(const char* sql);
+  // "ok", or the problems PRAGMA integrity_check found, one per line.
+  Result<std::string> IntegrityCheck();
 
   sqlite3* raw() const { return db_.get(); }
   std::string LastError() const { return sqlite3_errmsg(db_.get()); }

@@ -73,8 +73,6 @@ constexpr const char* kSelectEventsOfNode =
     "SELECT id, node_id, kind, message, data, t FROM events "
     "WHERE node_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
 
-constexpr const char* kIntegrityCheck = "PRAGMA integrity_check";
-
 // Error unless the connection is configured as the store's durability promise needs.
 Status Configure(sqlite::Db& db, OpenMode mode) {
   // A writer holds the lock for one short transaction; waiting beats failing with BUSY.
@@ -392,17 +390,9 @@ Result<std::vector<Event>> SqliteStore::LoadEvents(NodeId node, int64_t after_id
 
 Result<std::string> SqliteStore::IntegrityCheck() {
   std::lock_guard lock(mu_);
-  auto s = db_.Use(kIntegrityCheck);
-  if (!s.ok()) return Fail("integrity check", s.error());
-  std::string out;
-  for (;;) {
-    auto row = s->Step();
-    if (!row.ok()) return Fail("integrity check", row.error());
-    if (!*row) break;
-    if (!out.empty()) out += '\n';
-    out += s->Text(0);
-  }
-  return out;
+  auto r = db_.IntegrityCheck();
+  if (!r.ok()) return Fail("integrity check", r.error());
+  return r;
 }
 
 Status SqliteStore::Checkpoint() {

@@ -13,6 +13,8 @@
 namespace arbor {
 namespace {
 
+using store_testing::RawExec;
+
 using store_testing::ExpectSameNode;
 using store_testing::FullNode;
 using store_testing::RootNode;
@@ -41,16 +43,6 @@ Sample MakeSample(NodeId node, std::string arm, int rep, double value) {
   s.rep = rep;
   s.value = value;
   return s;
-}
-
-// Runs `sql` on the file with a separate raw connection (to tamper with or inspect it).
-void RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
-  sqlite3_free(err);
-  sqlite3_close(db);
 }
 
 class SqliteStoreTest : public testing::Test {

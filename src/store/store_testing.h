@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -12,6 +13,16 @@
 #include "core/model.h"
 
 namespace arbor::store_testing {
+
+// Runs `sql` on the file with a separate raw connection (to tamper with or inspect it).
+inline void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
 
 // A fresh directory under testing::TempDir(), removed with everything in it at scope exit.
 class ScratchDir {
