@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/campaign.h"
+#include "app/report.h"
 #include "arbor/exit_codes.h"
 #include "util/duration.h"
 
@@ -77,10 +78,19 @@ int Main(int argc, char** argv) {
 
   auto* kb = app.add_subcommand("kb", "knowledge base (not built yet)");
   kb->allow_extras();
-  auto* report = app.add_subcommand("report", "HTML report (not built yet)");
-  report->allow_extras();
-  auto* serve = app.add_subcommand("serve", "live dashboard (not built yet)");
-  serve->allow_extras();
+  ReportOptions report_opts;
+  auto* report = app.add_subcommand("report", "self-contained HTML report of a campaign");
+  report->add_option("file", report_opts.file, "campaign file");
+  report->add_option("--out", report_opts.out, "where to write it (default report.html)");
+  ServeCommandOptions serve_opts;
+  auto* serve = app.add_subcommand("serve", "live dashboard and read-only JSON API");
+  serve->add_option("file", serve_opts.file, "campaign file");
+  serve->add_option("--port", serve_opts.port, "port (default 8080; 0 picks a free one)")
+      ->check(CLI::Range(0, 65535));
+  serve->add_option("--bind", serve_opts.bind,
+                    "address (default 127.0.0.1; any other needs --token)");
+  serve->add_option("--token", serve_opts.token,
+                    "require `Authorization: Bearer TOKEN` or ?token=TOKEN on every request");
 
   try {
     app.parse(argc, argv);
@@ -124,8 +134,12 @@ int Main(int argc, char** argv) {
   }
   if (*show) return Print(ShowCommand(view, node_id));
   if (*kb) return NotBuilt("kb", "4");
-  if (*report) return NotBuilt("report", "8");
-  if (*serve) return NotBuilt("serve", "8");
+  if (*report) return Print(ReportCommand(report_opts));
+  if (*serve) {
+    auto r = ServeCommand(serve_opts);
+    if (!r.ok()) return Print(r.error());
+    return *r;
+  }
   return kExitUsage;
 }
 
