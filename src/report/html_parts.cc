@@ -14,7 +14,7 @@ namespace {
 constexpr double kWidth = 640;
 constexpr double kHeight = 250;
 constexpr double kLeft = 84;
-constexpr double kRight = 12;
+constexpr double kRight = 24;
 constexpr double kTop = 12;
 constexpr double kBottom = 40;
 
