@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 namespace arbor {
@@ -48,10 +50,29 @@ Json EventJson(const Event& e) {
 
 }  // namespace
 
-Status DashboardApi::Refresh() {
-  auto probe = source_->LoadEvents(funnel_.last_event_id(), 1);
-  if (!probe.ok()) return probe.error();
-  if (loaded_ && probe->empty()) return {};
+Result<std::shared_ptr<DashboardApi::Snapshot>> DashboardApi::Current() {
+  std::shared_ptr<Snapshot> snap;
+  {
+    std::lock_guard lock(mu_);
+    snap = snap_;
+  }
+  if (snap != nullptr) {
+    auto probe = source_->LoadEvents(snap->version, 1);
+    if (!probe.ok()) return probe.error();
+    if (probe->empty()) return snap;
+    std::unique_lock reload(reload_mu_, std::try_to_lock);
+    if (!reload.owns_lock()) return snap;  // another request is loading the new one
+    return Reload();
+  }
+  std::lock_guard reload(reload_mu_);
+  {
+    std::lock_guard lock(mu_);
+    if (snap_ != nullptr) return snap_;  // loaded while this request waited
+  }
+  return Reload();
+}
+
+Result<std::shared_ptr<DashboardApi::Snapshot>> DashboardApi::Reload() {
   // Events first, then the view: the view is then at least as new as the funnel, and any
   // event written in between makes the next request reload again.
   auto events = source_->LoadEvents(funnel_.last_event_id(), -1);
@@ -59,42 +80,65 @@ Status DashboardApi::Refresh() {
   auto view = source_->LoadView();
   if (!view.ok()) return view.error();
   for (const Event& e : *events) funnel_.Add(e);
-  view_ = std::move(*view);
-  loaded_ = true;
-  return {};
+  auto snap = std::make_shared<Snapshot>();
+  snap->view = std::move(*view);
+  snap->funnel = funnel_.Json(snap->view.nodes);
+  snap->version = funnel_.last_event_id();
+  std::lock_guard lock(mu_);
+  snap_ = snap;
+  return snap;
+}
+
+template <typename Make>
+std::string DashboardApi::Cached(Snapshot& snap, const std::string& key, Make make) {
+  {
+    std::lock_guard lock(snap.mu);
+    auto it = snap.bodies.find(key);
+    if (it != snap.bodies.end()) return it->second;
+  }
+  std::string body = make();
+  std::lock_guard lock(snap.mu);
+  return snap.bodies.emplace(key, std::move(body)).first->second;
 }
 
 ApiResponse DashboardApi::Handle(const std::string& path,
                                  const std::multimap<std::string, std::string>& query) {
-  std::lock_guard lock(mu_);
-  Status fresh = Refresh();
-  if (!fresh.ok()) return ErrorResponse(503, "cannot read the store: " + fresh.error().message);
-  return Route(path, query);
+  auto snap = Current();
+  if (!snap.ok()) return ErrorResponse(503, "cannot read the store: " + snap.error().message);
+  return Route(**snap, path, query);
 }
 
-ApiResponse DashboardApi::Route(const std::string& path,
+ApiResponse DashboardApi::Route(Snapshot& snap, const std::string& path,
                                 const std::multimap<std::string, std::string>& query) {
-  const int64_t version = funnel_.last_event_id();
+  const CampaignView& view = snap.view;
+  auto json = [&](const std::string& key, auto make) {
+    return ApiResponse{200, "application/json", Cached(snap, key, [&] { return Dump(make()); })};
+  };
   if (path == "/" || path == "/index.html") {
-    if (page_version_ != version || page_.empty()) {
-      auto page = source_->RenderPage(view_, funnel_.Json(view_.nodes), version);
-      if (!page.ok()) return ErrorResponse(500, page.error().message);
-      page_ = std::move(*page);
-      page_version_ = version;
+    std::lock_guard page(snap.page_mu);
+    {
+      std::lock_guard lock(snap.mu);
+      auto it = snap.bodies.find("/");
+      if (it != snap.bodies.end()) return ApiResponse{200, "text/html; charset=utf-8", it->second};
     }
-    return ApiResponse{200, "text/html; charset=utf-8", page_};
+    auto html = source_->RenderPage(view, snap.funnel, snap.version);
+    if (!html.ok()) return ErrorResponse(500, html.error().message);
+    return ApiResponse{200, "text/html; charset=utf-8",
+                       Cached(snap, "/", [&] { return std::move(*html); })};
   }
   if (path == "/api/status") {
-    Json j = StatusJson(view_);
-    j["version"] = version;
-    return JsonResponse(j);
+    return json(path, [&] {
+      Json j = StatusJson(view);
+      j["version"] = snap.version;
+      return j;
+    });
   }
   if (path == "/api/tree") {
     auto offset = Param(query, "offset", 0);
     auto limit = Param(query, "limit", kDefaultLimit);
     if (!offset || !limit) return ErrorResponse(400, "offset and limit are non-negative integers");
     size_t n = std::min(static_cast<size_t>(*limit), kMaxLimit);
-    return JsonResponse(TreePageJson(view_.nodes, static_cast<size_t>(*offset), n));
+    return JsonResponse(TreePageJson(view.nodes, static_cast<size_t>(*offset), n));
   }
   if (path.rfind("/api/node/", 0) == 0) {
     std::string id_text = path.substr(10);
@@ -103,9 +147,9 @@ ApiResponse DashboardApi::Route(const std::string& path,
     if (ec != std::errc() || end != id_text.data() + id_text.size()) {
       return ErrorResponse(400, "node ids are integers");
     }
-    auto node = std::find_if(view_.nodes.begin(), view_.nodes.end(),
+    auto node = std::find_if(view.nodes.begin(), view.nodes.end(),
                              [id](const Node& n) { return n.id == id; });
-    if (node == view_.nodes.end()) return ErrorResponse(404, "no node #" + id_text);
+    if (node == view.nodes.end()) return ErrorResponse(404, "no node #" + id_text);
     auto detail = source_->LoadDetail(*node);
     if (!detail.ok()) return ErrorResponse(503, detail.error().message);
     const NodeDetail& d = *detail;
@@ -120,11 +164,12 @@ ApiResponse DashboardApi::Route(const std::string& path,
   if (path == "/api/curve") {
     auto points = Param(query, "max_points", kDefaultCurvePoints);
     if (!points) return ErrorResponse(400, "max_points is a non-negative integer");
-    return JsonResponse(CurveJson(view_, std::min(static_cast<size_t>(*points), kMaxCurvePoints)));
+    size_t n = std::min(static_cast<size_t>(*points), kMaxCurvePoints);
+    return json(path + "?" + std::to_string(n), [&] { return CurveJson(view, n); });
   }
-  if (path == "/api/funnel") return JsonResponse(funnel_.Json(view_.nodes));
-  if (path == "/api/kept") return JsonResponse(KeptPathJson(view_.nodes));
-  if (path == "/api/noise") return JsonResponse(NoiseJson(view_.meta, source_->MinEffect()));
+  if (path == "/api/funnel") return json(path, [&] { return snap.funnel; });
+  if (path == "/api/kept") return json(path, [&] { return KeptPathJson(view.nodes); });
+  if (path == "/api/noise") return JsonResponse(NoiseJson(view.meta, source_->MinEffect()));
   if (path == "/api/events") {
     auto after = Param(query, "after", 0);
     auto limit = Param(query, "limit", kDefaultLimit);

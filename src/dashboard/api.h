@@ -6,10 +6,11 @@
 // except "/". It never writes: the source is a read-only reader of the store.
 //
 // Freshness and cost: every request asks the source for the first event after the newest one
-// seen (one indexed row). Only when there is one does it reload the nodes and feed the new
-// events into its funnel, so a quiet 100k-node campaign costs each request a page of JSON, and
-// a busy one at most one reload per change. The page's HTML is rendered once per version.
-// Thread-safe: requests are served one at a time (an internal mutex).
+// seen (one indexed row). Only when there is one is a new snapshot loaded (nodes, meta, and
+// the new events fed into the funnel); while one request loads it, the others keep answering
+// from the previous snapshot. Bodies that aggregate the whole tree (status, curve, kept path,
+// funnel, the page) are computed once per snapshot; pages of the tree are sliced per request.
+// Thread-safe: httplib serves requests from several threads.
 #pragma once
 
 #include <cstdint>
@@ -73,16 +74,30 @@ class DashboardApi {
   ApiResponse Handle(const std::string& path, const std::multimap<std::string, std::string>& query);
 
  private:
-  Status Refresh();  // with mu_ held
-  ApiResponse Route(const std::string& path, const std::multimap<std::string, std::string>& query);
+  // An immutable view of the store at one event id, with the bodies computed from it so far.
+  struct Snapshot {
+    CampaignView view;
+    nlohmann::json funnel;
+    int64_t version = 0;
+    std::mutex mu;  // guards `bodies`
+    std::map<std::string, std::string> bodies;
+    std::mutex page_mu;  // one page render at a time per snapshot
+  };
+  // The newest snapshot, reloading first when the store moved on (unless another request is
+  // already reloading and a snapshot exists: then the current one is returned).
+  Result<std::shared_ptr<Snapshot>> Current();
+  Result<std::shared_ptr<Snapshot>> Reload();  // with reload_mu_ held
+  ApiResponse Route(Snapshot& snap, const std::string& path,
+                    const std::multimap<std::string, std::string>& query);
+  // The body cached under `key` in `snap`, computing it with `make` the first time.
+  template <typename Make>
+  std::string Cached(Snapshot& snap, const std::string& key, Make make);
 
   DashboardSource* source_;
-  std::mutex mu_;
-  bool loaded_ = false;
-  CampaignView view_;
+  std::mutex reload_mu_;  // one reload at a time; guards funnel_
   FunnelBuilder funnel_;
-  std::string page_;  // cached HTML of version page_version_
-  int64_t page_version_ = -1;
+  std::mutex mu_;  // guards snap_
+  std::shared_ptr<Snapshot> snap_;
 };
 
 }  // namespace arbor
