@@ -127,3 +127,23 @@ TEST(CurveSvg, SaysSoWhenNothingWasMeasured) {
 
 }  // namespace
 }  // namespace arbor
+
+namespace arbor {
+namespace {
+
+TEST(TreeDotForReport, LinksEveryBoxAndDashesNodesThatNeverRan) {
+  std::vector<Node> nodes = report_testing::SampleTree();
+  nodes[6].outcome = Outcome::kPruned;  // #7
+  DotOptions options;
+  options.for_report = true;
+  std::string dot = TreeDot(nodes, options);
+  EXPECT_NE(dot.find("rankdir=LR"), std::string::npos);
+  for (int id = 1; id <= 7; ++id) {
+    EXPECT_NE(dot.find("URL=\"#node-" + std::to_string(id) + "\""), std::string::npos) << id;
+  }
+  EXPECT_EQ(Count(dot, "dashed"), 1u);
+  EXPECT_EQ(TreeDot(nodes).find("URL="), std::string::npos) << "plain DOT stays as it was";
+}
+
+}  // namespace
+}  // namespace arbor
