@@ -57,11 +57,13 @@ Result<std::shared_ptr<DashboardApi::Snapshot>> DashboardApi::Current() {
     snap = snap_;
   }
   if (snap != nullptr) {
+    // One request at a time looks for news; the others answer from the snapshot they have
+    // rather than queue behind a reload (the store serialises its queries).
+    std::unique_lock reload(reload_mu_, std::try_to_lock);
+    if (!reload.owns_lock()) return snap;
     auto probe = source_->LoadEvents(snap->version, 1);
     if (!probe.ok()) return probe.error();
     if (probe->empty()) return snap;
-    std::unique_lock reload(reload_mu_, std::try_to_lock);
-    if (!reload.owns_lock()) return snap;  // another request is loading the new one
     return Reload();
   }
   std::lock_guard reload(reload_mu_);

@@ -7,9 +7,9 @@
 //
 // Freshness and cost: every request asks the source for the first event after the newest one
 // seen (one indexed row). Only when there is one is a new snapshot loaded (nodes, meta, and
-// the new events fed into the funnel); while one request loads it, the others keep answering
-// from the previous snapshot. Bodies that aggregate the whole tree (status, curve, kept path,
-// funnel, the page) are computed once per snapshot; pages of the tree are sliced per request.
+// the new events fed into the funnel); while one request probes or loads, the others answer
+// from the previous snapshot at once. Bodies that aggregate the whole tree (status, curve, kept
+// path, funnel, the page) are computed once per snapshot; pages of the tree are sliced per request.
 // Thread-safe: httplib serves requests from several threads.
 #pragma once
 
@@ -84,7 +84,7 @@ class DashboardApi {
     std::mutex page_mu;  // one page render at a time per snapshot
   };
   // The newest snapshot, reloading first when the store moved on (unless another request is
-  // already reloading and a snapshot exists: then the current one is returned).
+  // already probing or reloading and a snapshot exists: then the current one is returned).
   Result<std::shared_ptr<Snapshot>> Current();
   Result<std::shared_ptr<Snapshot>> Reload();  // with reload_mu_ held
   ApiResponse Route(Snapshot& snap, const std::string& path,

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <future>
+#include <thread>
+
 #include "dashboard/server.h"
 
 namespace arbor {
@@ -34,6 +38,7 @@ class FakeSource : public DashboardSource {
 
   Result<CampaignView> LoadView() override {
     ++view_loads;
+    if (on_load_view) on_load_view();
     return view;
   }
   Result<std::vector<Event>> LoadEvents(int64_t after, int limit) override {
@@ -59,6 +64,7 @@ class FakeSource : public DashboardSource {
   std::vector<Event> events;
   int view_loads = 0;
   int renders = 0;
+  std::function<void()> on_load_view;
 };
 
 Json Get(DashboardApi& api, const std::string& path, const Query& q = {}) {
@@ -83,6 +89,29 @@ TEST(DashboardApi, StatusCarriesTheVersionAndReloadsOnlyWhenTheStoreMoved) {
   EXPECT_EQ(s["nodes"]["total"], 2);
   EXPECT_EQ(s["version"], 2);
   EXPECT_EQ(source.view_loads, 2);
+}
+
+TEST(DashboardApi, OtherRequestsAnswerFromTheOldSnapshotDuringAReload) {
+  FakeSource source;
+  DashboardApi api(&source);
+  EXPECT_EQ(Get(api, "/api/status")["nodes"]["total"], 1);
+  source.AddNode(Outcome::kKept, 120);
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  source.on_load_view = [&] {
+    entered.set_value();
+    released.wait();
+  };
+  Json reloaded;
+  std::thread loader([&] { reloaded = Get(api, "/api/status"); });
+  entered.get_future().wait();
+  EXPECT_EQ(Get(api, "/api/status")["nodes"]["total"], 1) << "answered while the reload waits";
+  release.set_value();
+  loader.join();
+  EXPECT_EQ(reloaded["nodes"]["total"], 2);
+  source.on_load_view = nullptr;
+  EXPECT_EQ(Get(api, "/api/status")["nodes"]["total"], 2);
 }
 
 TEST(DashboardApi, TreeIsPaginatedAndBounded) {
