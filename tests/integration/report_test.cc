@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "campaign_checks.h"
@@ -110,8 +111,31 @@ TEST(IntegrationReport, ReportAndDashboardOfTheToyCampaign) {
   ProcResult early = ws->Arbor({"report", "arbor.toml", "--out", ws->aux() + "/none.html"});
   EXPECT_EQ(early.exit_code, 4) << "no campaign yet: " << early.Describe();
 
-  ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet"});
+  // The dashboard follows the campaign while it runs: serve starts as soon as the store
+  // exists and is polled until the run ends.
+  auto campaign = ws->StartArbor({"run", "arbor.toml", "--quiet"});
+  for (int i = 0; i < 300 && ws->Arbor({"status", "--json"}).exit_code != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  auto server = ws->StartArbor({"serve", "arbor.toml", "--port", std::to_string(port)});
+  ASSERT_EQ(WaitForServer(port).status, 200) << "arbor serve did not answer on port " << port;
+  std::set<int64_t> versions;
+  bool saw_running = false;
+  while (ProcessAlive(campaign->pid())) {
+    HttpReply r = Http(port, "GET", "/api/status");
+    if (r.status == 200) {
+      nlohmann::json j = nlohmann::json::parse(r.body);
+      versions.insert(j["version"].get<int64_t>());
+      saw_running = saw_running || j["state"] == "running";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ProcResult run = campaign->Wait(600);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_TRUE(saw_running) << "the dashboard never saw the campaign running";
+  EXPECT_GE(versions.size(), 3u) << "the dashboard did not follow the campaign as it ran";
   const size_t nodes = LoadTree(*ws).size();
   ASSERT_GT(nodes, 5u);
   const std::string status_before = ws->Arbor({"status", "--json"}).out;
@@ -136,13 +160,11 @@ TEST(IntegrationReport, ReportAndDashboardOfTheToyCampaign) {
   EXPECT_EQ(ws->Arbor({"status", "--json"}).out, status_before) << "report wrote nothing";
 
   // The live dashboard: the same views over HTTP, read-only.
-  const int port = FreePort();
-  ASSERT_GT(port, 0);
-  auto server = ws->StartArbor({"serve", "arbor.toml", "--port", std::to_string(port)});
-  HttpReply status = WaitForServer(port);
-  ASSERT_EQ(status.status, 200) << "arbor serve did not answer on port " << port;
+  HttpReply status = Http(port, "GET", "/api/status");
+  ASSERT_EQ(status.status, 200);
   nlohmann::json s = nlohmann::json::parse(status.body);
   EXPECT_EQ(s["nodes"]["total"], nodes);
+  EXPECT_EQ(s["state"], "finished");
   HttpReply tree = Http(port, "GET", "/api/tree?offset=0&limit=1000");
   ASSERT_EQ(tree.status, 200);
   EXPECT_EQ(nlohmann::json::parse(tree.body)["nodes"].size(), nodes);
