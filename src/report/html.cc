@@ -28,7 +28,7 @@ table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;text-align:l
   border-bottom:1px solid #eef0f2;vertical-align:top}th{font-weight:600}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 .tree-svg{overflow:auto;max-height:720px;border:1px solid #eef0f2}
-.tree-svg svg{height:auto;max-width:100%}
+.tree-svg svg{height:auto;max-width:none}.tree-svg.fit svg{max-width:100%}
 .curves{display:flex;flex-wrap:wrap;gap:16px}.curves svg{width:540px;max-width:100%}
 svg.curve .grid{stroke:#eef0f2}svg.curve .axis{stroke:#888}
 svg.curve .tick,svg.curve .label{font-size:11px;fill:#555}
@@ -74,6 +74,8 @@ constexpr const char* kLiveScript = R"js(
   poll();
 })();
 )js";
+
+constexpr size_t kFitTreeNodes = 40;
 
 std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
@@ -122,7 +124,11 @@ std::string TreeSection(const ReportInput& in) {
       " — bold border: the kept path; dashed: never run (pruned or skipped). Click a box "
       "for its details.</p>";
   if (!in.tree_svg.empty()) {
-    out += "<div class=\"tree-svg\">" + in.tree_svg + "</div>";
+    // A small tree is scaled to the page; a larger one keeps its size (readable labels) and
+    // scrolls.
+    const bool fit = in.view.nodes.size() <= kFitTreeNodes;
+    out +=
+        std::string("<div class=\"tree-svg") + (fit ? " fit" : "") + "\">" + in.tree_svg + "</div>";
   } else {
     out += "<p class=\"fallback\">No tree layout: " + Esc(in.tree_note) +
            " The tables below list every node.</p>";

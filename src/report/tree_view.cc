@@ -216,7 +216,10 @@ std::string TreeDot(const std::vector<Node>& nodes, const DotOptions& options) {
   std::string out =
       "digraph arbor {\n"
       "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
-  if (options.for_report) out += "  rankdir=LR;\n  ranksep=0.3;\n  nodesep=0.15;\n";
+  if (options.for_report) {
+    out += "  rankdir=LR;\n  ranksep=0.3;\n  nodesep=0.1;\n";
+    out += "  node [fontsize=10, margin=\"0.08,0.03\"];\n  edge [arrowsize=0.6];\n";
+  }
   for (size_t pos : index.ById()) {
     const Node& n = index.at(pos);
     out += "  n" + std::to_string(n.id) + " [label=\"" + DotLabel(n) + "\", fillcolor=\"" +
