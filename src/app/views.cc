@@ -6,18 +6,13 @@
 
 #include "app/campaign.h"
 #include "app/paths.h"
+#include "app/reading.h"
 #include "arbor/exit_codes.h"
 #include "store/sqlite_store.h"
 
 namespace arbor {
-namespace {
 
-struct Opened {
-  CampaignSpec spec;
-  std::unique_ptr<SqliteStore> store;
-};
-
-Result<Opened> OpenForReading(const std::string& file) {
+Result<OpenedCampaign> OpenForReading(const std::string& file) {
   auto spec = LoadSpec(file);
   if (!spec.ok()) return spec.error();
   CampaignPaths paths = PathsFor(*spec);
@@ -27,10 +22,10 @@ Result<Opened> OpenForReading(const std::string& file) {
                          store.error().message + ")",
                      kExitState);
   }
-  return Opened{std::move(*spec), std::move(*store)};
+  return OpenedCampaign{std::move(*spec), std::move(paths), std::move(*store)};
 }
 
-Result<CampaignView> LoadView(Opened* o) {
+Result<CampaignView> LoadCampaignView(OpenedCampaign* o) {
   CampaignView view;
   auto meta = o->store->LoadMeta();
   if (!meta.ok()) return MakeError(meta.error().message, kExitStore);
@@ -46,12 +41,10 @@ Result<CampaignView> LoadView(Opened* o) {
   return view;
 }
 
-}  // namespace
-
 Result<std::string> StatusCommand(const ViewOptions& options) {
   auto opened = OpenForReading(options.file);
   if (!opened.ok()) return opened.error();
-  auto view = LoadView(&*opened);
+  auto view = LoadCampaignView(&*opened);
   if (!view.ok()) return view.error();
   if (options.json) return StatusJson(*view).dump() + "\n";
   return StatusText(*view);

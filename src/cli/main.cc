@@ -10,6 +10,7 @@
 
 #include "app/campaign.h"
 #include "app/kb_commands.h"
+#include "app/report.h"
 #include "arbor/exit_codes.h"
 #include "util/duration.h"
 
@@ -23,12 +24,6 @@ int Print(const Result<std::string>& r) {
   }
   std::fputs(r->c_str(), stdout);
   return kExitOk;
-}
-
-int NotBuilt(const std::string& verb, const std::string& issue) {
-  std::fprintf(stderr, "arbor: `arbor %s` is not built yet (issue #%s)\n", verb.c_str(),
-               issue.c_str());
-  return kExitConfig;
 }
 
 // `arbor kb list|show|export|import|forget` (docs/cli.md): options in, one app/ call out.
@@ -139,10 +134,19 @@ int Main(int argc, char** argv) {
 
   KbCli kb;
   kb.Register(app);
-  auto* report = app.add_subcommand("report", "HTML report (not built yet)");
-  report->allow_extras();
-  auto* serve = app.add_subcommand("serve", "live dashboard (not built yet)");
-  serve->allow_extras();
+  ReportOptions report_opts;
+  auto* report = app.add_subcommand("report", "self-contained HTML report of a campaign");
+  report->add_option("file", report_opts.file, "campaign file");
+  report->add_option("--out", report_opts.out, "where to write it (default report.html)");
+  ServeCommandOptions serve_opts;
+  auto* serve = app.add_subcommand("serve", "live dashboard and read-only JSON API");
+  serve->add_option("file", serve_opts.file, "campaign file");
+  serve->add_option("--port", serve_opts.port, "port (default 8080; 0 picks a free one)")
+      ->check(CLI::Range(0, 65535));
+  serve->add_option("--bind", serve_opts.bind,
+                    "address (default 127.0.0.1; any other needs --token)");
+  serve->add_option("--token", serve_opts.token,
+                    "require `Authorization: Bearer TOKEN` or ?token=TOKEN on every request");
 
   try {
     app.parse(argc, argv);
@@ -186,8 +190,12 @@ int Main(int argc, char** argv) {
   }
   if (*show) return Print(ShowCommand(view, node_id));
   if (kb.parsed()) return kb.Dispatch();
-  if (*report) return NotBuilt("report", "8");
-  if (*serve) return NotBuilt("serve", "8");
+  if (*report) return Print(ReportCommand(report_opts));
+  if (*serve) {
+    auto r = ServeCommand(serve_opts);
+    if (!r.ok()) return Print(r.error());
+    return *r;
+  }
   return kExitUsage;
 }
 

@@ -59,4 +59,7 @@ nlohmann::json ConstraintsJson(const std::vector<Constraint>& constraints);
 // What the Critic concluded about a node: p-value, interval, RCA, flags, re-queue link.
 nlohmann::json CriticJson(const CriticNote& note);
 
+// One node as `arbor tree --format json` shows it, written into the object `j`.
+void FillTreeNodeJson(const Node& node, nlohmann::json& j);
+
 }  // namespace arbor::report

@@ -129,33 +129,40 @@ std::string DotLabel(const Node& n) {
 
 }  // namespace
 
+namespace report {
+
+void FillTreeNodeJson(const Node& n, nlohmann::json& j) {
+  // Assigned key by key: an initializer list would deep-copy every value, which shows at
+  // 100k nodes.
+  j["id"] = n.id;
+  j["parent"] = n.parent == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(n.parent);
+  j["action"] = n.action_id;
+  j["category"] = n.category;
+  j["layer"] = n.layer;
+  j["values"] = report::OptionalString(n.value);
+  j["outcome"] = OutcomeName(n.outcome);
+  j["metric"] = report::OptionalNumber(n.metric);
+  j["gain"] = report::OptionalNumber(n.gain);
+  j["diagnosis"] = n.diagnosis;
+  j["constraints"] = report::ConstraintsJson(n.critic.constraints);
+  if (!n.critic.empty()) j["critic"] = report::CriticJson(n.critic);
+  j["score"] = report::HasScore(n) ? report::ScoreJson(n.score) : nlohmann::json(nullptr);
+  j["step"] = StepName(n.step);
+  j["seq"] = n.seq;
+  j["commit"] = n.commit;
+  j["cost_s"] = n.cost_s;
+  j["summary"] = n.summary;
+}
+
+}  // namespace report
+
 nlohmann::json TreeJson(const std::vector<Node>& nodes) {
   TreeIndex index(nodes);
   nlohmann::json list = nlohmann::json::array();
   list.get_ref<nlohmann::json::array_t&>().reserve(index.ById().size());
   for (size_t pos : index.ById()) {
     const Node& n = index.at(pos);
-    // Assigned key by key: an initializer list would deep-copy every value, which shows at
-    // 100k nodes.
-    nlohmann::json& j = list.emplace_back(nlohmann::json::object());
-    j["id"] = n.id;
-    j["parent"] = n.parent == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(n.parent);
-    j["action"] = n.action_id;
-    j["category"] = n.category;
-    j["layer"] = n.layer;
-    j["values"] = report::OptionalString(n.value);
-    j["outcome"] = OutcomeName(n.outcome);
-    j["metric"] = report::OptionalNumber(n.metric);
-    j["gain"] = report::OptionalNumber(n.gain);
-    j["diagnosis"] = n.diagnosis;
-    j["constraints"] = report::ConstraintsJson(n.critic.constraints);
-    if (!n.critic.empty()) j["critic"] = report::CriticJson(n.critic);
-    j["score"] = report::HasScore(n) ? report::ScoreJson(n.score) : nlohmann::json(nullptr);
-    j["step"] = StepName(n.step);
-    j["seq"] = n.seq;
-    j["commit"] = n.commit;
-    j["cost_s"] = n.cost_s;
-    j["summary"] = n.summary;
+    report::FillTreeNodeJson(n, list.emplace_back(nlohmann::json::object()));
   }
   nlohmann::json out = nlohmann::json::object();
   out["nodes"] = std::move(list);
@@ -201,7 +208,7 @@ std::string TreeAscii(const std::vector<Node>& nodes, const AsciiOptions& option
   return out;
 }
 
-std::string TreeDot(const std::vector<Node>& nodes) {
+std::string TreeDot(const std::vector<Node>& nodes, const DotOptions& options) {
   TreeIndex index(nodes);
   std::unordered_set<size_t> incumbent_path;
   for (size_t pos : index.IncumbentPath()) incumbent_path.insert(pos);
@@ -209,12 +216,22 @@ std::string TreeDot(const std::vector<Node>& nodes) {
   std::string out =
       "digraph arbor {\n"
       "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
+  if (options.for_report) {
+    out += "  rankdir=LR;\n  ranksep=0.3;\n  nodesep=0.1;\n";
+    out += "  node [fontsize=10, margin=\"0.08,0.03\"];\n  edge [arrowsize=0.6];\n";
+  }
   for (size_t pos : index.ById()) {
     const Node& n = index.at(pos);
     out += "  n" + std::to_string(n.id) + " [label=\"" + DotLabel(n) + "\", fillcolor=\"" +
            DotFill(n.outcome) + "\"";
     if (!n.diagnosis.empty()) out += ", tooltip=\"" + DotEscape(n.diagnosis) + "\"";
     if (incumbent_path.contains(pos)) out += ", penwidth=2";
+    if (options.for_report) {
+      out += ", URL=\"#node-" + std::to_string(n.id) + "\", target=\"_self\"";
+      if (n.outcome == Outcome::kPruned || n.outcome == Outcome::kSkipped) {
+        out += ", style=\"rounded,filled,dashed\"";
+      }
+    }
     out += "];\n";
   }
   for (size_t pos : index.ById()) {

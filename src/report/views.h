@@ -50,8 +50,13 @@ struct AsciiOptions {
 // Nodes on the incumbent path carry a '*' before their id. Indentation is capped for very
 // deep trees (the deepest columns are kept, a "···" marks the cut) so output stays linear.
 std::string TreeAscii(const std::vector<Node>& nodes, const AsciiOptions& options = {});
+struct DotOptions {
+  // For the HTML report: each box links to "#node-<id>", pruned and skipped nodes are drawn
+  // dashed, and the tree runs left to right (a wide search stays readable when it scrolls).
+  bool for_report = false;
+};
 // Graphviz DOT: one box per node filled by outcome, edges parent -> child.
-std::string TreeDot(const std::vector<Node>& nodes);
+std::string TreeDot(const std::vector<Node>& nodes, const DotOptions& options = {});
 
 // `arbor show NODE`: everything about one node. The caller passes the node's own samples,
 // its profile (if one was taken) and its events; they are listed in a stable order (samples

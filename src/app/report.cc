@@ -1,0 +1,117 @@
+// ReportCommand and ServeCommand (declared in app/report.h), and the dashboard's source: the
+// store opened read-only, plus the same inputs as the report.
+#include "app/report.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "app/dashboard_source.h"
+#include "app/reading.h"
+#include "app/report_inputs.h"
+#include "arbor/exit_codes.h"
+#include "dashboard/api.h"
+#include "dashboard/server.h"
+#include "report/html.h"
+#include "report/panels.h"
+
+namespace arbor {
+namespace {
+
+class StoreSource : public DashboardSource {
+ public:
+  explicit StoreSource(OpenedCampaign* campaign) : c_(campaign) {}
+
+  Result<CampaignView> LoadView() override { return LoadCampaignView(c_); }
+
+  Result<std::vector<Event>> LoadEvents(int64_t after, int limit) override {
+    return c_->store->LoadEvents(kNoNode, after, limit);
+  }
+
+  Result<NodeDetail> LoadDetail(const Node& node) override {
+    NodeDetail d{node, {}, {}, {}, {}};
+    auto samples = c_->store->LoadSamples(node.id);
+    if (!samples.ok()) return samples.error();
+    auto profile = c_->store->LoadProfile(node.id);
+    if (!profile.ok()) return profile.error();
+    auto events = c_->store->LoadEvents(node.id, 0, -1);
+    if (!events.ok()) return events.error();
+    d.samples = std::move(*samples);
+    d.profile = std::move(*profile);
+    d.events = std::move(*events);
+    d.logs = ReadLogs(c_->paths.runs, node.id);
+    return d;
+  }
+
+  Result<std::string> RenderPage(const CampaignView& view, const nlohmann::json& funnel,
+                                 int64_t version) override {
+    ReportInput in = GatherReport(*c_, view, funnel);
+    in.live = true;
+    in.version = version;
+    return ReportHtml(in);
+  }
+
+  double MinEffect() const override { return c_->spec.critic.min_effect; }
+
+ private:
+  OpenedCampaign* c_;
+};
+
+}  // namespace
+
+std::unique_ptr<DashboardSource> MakeStoreSource(OpenedCampaign* campaign) {
+  return std::make_unique<StoreSource>(campaign);
+}
+
+Result<std::string> ReportCommand(const ReportOptions& options) {
+  auto campaign = OpenForReading(options.file);
+  if (!campaign.ok()) return campaign.error();
+  auto events = campaign->store->LoadEvents(kNoNode, 0, -1);
+  if (!events.ok()) return MakeError(events.error().message, kExitStore);
+  FunnelBuilder funnel;
+  for (const Event& e : *events) funnel.Add(e);
+  auto view = LoadCampaignView(&*campaign);
+  if (!view.ok()) return view.error();
+  const size_t count = view->nodes.size();
+  nlohmann::json funnel_json = funnel.Json(view->nodes);
+  ReportInput in = GatherReport(*campaign, std::move(*view), funnel_json);
+  in.version = funnel.last_event_id();
+  std::string html = ReportHtml(in);
+
+  // Written next to its final name, then renamed: a reader never sees half a report.
+  const std::string tmp = options.out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << html;
+    if (!f.flush()) return MakeError("cannot write " + tmp, kExitState);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, options.out, ec);
+  if (ec) return MakeError("cannot write " + options.out + ": " + ec.message(), kExitState);
+  std::string line = "arbor: wrote " + options.out + ": " + std::to_string(count) + " nodes";
+  if (in.tree_svg.empty()) line += " (no tree layout: " + in.tree_note + ")";
+  return line + "\n";
+}
+
+Result<int> ServeCommand(const ServeCommandOptions& options) {
+  if (!IsLoopback(options.bind) && options.token.empty()) {
+    return MakeError("--bind " + options.bind +
+                         " is reachable from other machines: it needs --token (every request "
+                         "must then carry it)",
+                     kExitUsage);
+  }
+  auto campaign = OpenForReading(options.file);
+  if (!campaign.ok()) return campaign.error();
+  std::unique_ptr<DashboardSource> source = MakeStoreSource(&*campaign);
+  DashboardApi api(source.get());
+  ServeOptions serve;
+  serve.bind = options.bind;
+  serve.port = options.port;
+  serve.token = options.token;
+  Status s = ServeDashboard(serve, &api, stdout);
+  if (!s.ok()) return s.error();
+  return kExitOk;
+}
+
+}  // namespace arbor
