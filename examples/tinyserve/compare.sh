@@ -9,8 +9,11 @@
 # Prints, per configuration, the median tok/s with its 95% bootstrap interval, and its ratio to
 # the LAST file's median (pass the optimum last).
 set -euo pipefail
-cd "$(dirname "$0")"
 REPS=$1; shift
+files=()
+for f in "$@"; do files+=("$(realpath "$f")"); done
+set -- "${files[@]}"
+cd "$(dirname "$0")"
 ROOT=${TMPDIR:-/tmp}/tinyserve-compare
 mkdir -p "$ROOT"
 bins=() envs=()
@@ -22,7 +25,7 @@ for f in "$@"; do
     cmake -S . -B "$dir" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
     cmake --build "$dir" -j2 >/dev/null
   fi
-  knobs=$(echo "$vars" | grep -v '^CXXFLAGS=' | tr -d "'" | tr '\n' ' ')
+  knobs=$(echo "$vars" | { grep -v '^CXXFLAGS=' || true; } | tr -d "'" | tr '\n' ' ')
   # shellcheck disable=SC2086
   env $knobs "$dir/tinyserve" --check >/dev/null || { echo "$f: check failed" >&2; exit 1; }
   bins+=("$dir/tinyserve") envs+=("$knobs")

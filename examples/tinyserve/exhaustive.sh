@@ -101,10 +101,10 @@ while [ $changed = 1 ]; do
   done
 done
 
-REPS=5
+GRID_REPS=$REPS REPS=5
 final=$(measure "$BEST_FLAGS" "${BEST_ENV[@]}")
 {
-  echo "# The optimum found by exhaustive.sh (REPS=$REPS, MIN_GAIN=$MIN_GAIN), in arbor-best.env's format."
+  echo "# The optimum found by exhaustive.sh (REPS=$GRID_REPS, MIN_GAIN=$MIN_GAIN), in arbor-best.env's format."
   echo "export CXXFLAGS='$BEST_FLAGS'"
   for kv in "${BEST_ENV[@]}"; do echo "export ${kv%%=*}='${kv#*=}'"; done
 } > "$ROOT/optimum.env"
