@@ -19,7 +19,8 @@
 # optimum, a lower bound on the true one.
 #
 # Usage: ./exhaustive.sh [REPS] [MIN_GAIN]   (defaults 3 and 0.02). Prints progress on stderr,
-# and the best configuration and its median tok/s (REPS=5 re-measurement) on stdout.
+# and the best configuration and its median tok/s (REPS=5 re-measurement) on stdout; the
+# configuration is also written to $ROOT/optimum.env for compare.sh.
 set -euo pipefail
 cd "$(dirname "$0")"
 REPS=${1:-3}
@@ -100,7 +101,12 @@ while [ $changed = 1 ]; do
   done
 done
 
-REPS=5
+GRID_REPS=$REPS REPS=5
 final=$(measure "$BEST_FLAGS" "${BEST_ENV[@]}")
-echo "optimum: CXXFLAGS=\"$BEST_FLAGS\" ${BEST_ENV[*]}"
+{
+  echo "# The optimum found by exhaustive.sh (REPS=$GRID_REPS, MIN_GAIN=$MIN_GAIN), in arbor-best.env's format."
+  echo "export CXXFLAGS='$BEST_FLAGS'"
+  for kv in "${BEST_ENV[@]}"; do echo "export ${kv%%=*}='${kv#*=}'"; done
+} > "$ROOT/optimum.env"
+echo "optimum: CXXFLAGS=\"$BEST_FLAGS\" ${BEST_ENV[*]}  (also in $ROOT/optimum.env)"
 echo "optimum tok_per_s (median of 5): ${final% *}  p99_ms: ${final#* }"

@@ -224,9 +224,10 @@ void PrepareLinear(Linear* l, const Knobs& knobs) {
       return;
     case MatmulKind::kBlocked:
       if (knobs.tile > kMaxTile) {
+        // Worded like a failed assert(), which release builds would compile out.
         std::fprintf(stderr,
-                     "tinyserve: blocked matmul: tile %d exceeds the %d-float accumulator "
-                     "scratch; aborting\n",
+                     "tinyserve: matmul.cc: PrepareLinear: Assertion `tile <= kMaxTile' failed: "
+                     "blocked matmul tile %d exceeds the %d-float accumulator scratch\n",
                      knobs.tile, kMaxTile);
         std::abort();
       }
