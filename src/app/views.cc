@@ -36,8 +36,11 @@ Result<CampaignView> LoadCampaignView(OpenedCampaign* o) {
   view.metric_name = o->spec.metric.name;
   view.goal = o->spec.metric.goal;
   view.target = o->spec.metric.target;
-  view.max_nodes = o->spec.search.max_nodes;
-  view.max_time_s = o->spec.search.max_time_s;
+  // The budget the campaign last ran with (command-line overrides included), else the file's.
+  view.max_nodes = view.meta.budget_nodes > 0 ? static_cast<int>(view.meta.budget_nodes)
+                                              : o->spec.search.max_nodes;
+  view.max_time_s =
+      view.meta.budget_time_s > 0 ? view.meta.budget_time_s : o->spec.search.max_time_s;
   return view;
 }
 

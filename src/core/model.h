@@ -184,6 +184,10 @@ struct CampaignMeta {
   std::string uid;
   int64_t kb_snapshot = 0;
   double kb_time = 0;  // unix seconds at the start: entries' ages are taken at this moment
+  // The budget of the latest run (the campaign file's, or `--max-nodes`/`--max-time`), so
+  // views show what the campaign is actually held to.
+  int64_t budget_nodes = 0;
+  double budget_time_s = 0;
   int64_t final_node = 0;
   double final_speedup = 0;
   double final_ci_low = 0;

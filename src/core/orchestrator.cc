@@ -81,7 +81,8 @@ bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b) {
          a.repetitions == b.repetitions && a.no_critic == b.no_critic &&
          a.final_node == b.final_node && a.final_speedup == b.final_speedup &&
          a.final_ci_low == b.final_ci_low && a.final_ci_high == b.final_ci_high && a.uid == b.uid &&
-         a.kb_snapshot == b.kb_snapshot && a.kb_time == b.kb_time;
+         a.kb_snapshot == b.kb_snapshot && a.kb_time == b.kb_time &&
+         a.budget_nodes == b.budget_nodes && a.budget_time_s == b.budget_time_s;
 }
 
 Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples,
@@ -181,6 +182,8 @@ Status Orchestrator::Load() {
     tree_.Upsert(std::move(n));
   }
   ARBOR_TRY(LoadKnowledge());
+  meta_.budget_nodes = spec_.search.max_nodes;
+  meta_.budget_time_s = spec_.search.max_time_s;
   meta_.state = "running";
   meta_.stop_reason.clear();
   Mutation m;

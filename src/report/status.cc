@@ -120,6 +120,7 @@ nlohmann::json StatusJson(const CampaignView& view) {
         {"value", report::OptionalNumber(s.root != nullptr ? s.root->metric : std::nullopt)}}},
       {"best", best},
       {"elapsed_s", view.meta.elapsed_s},
+      {"budget", {{"max_nodes", view.max_nodes}, {"max_time_s", view.max_time_s}}},
   };
 }
 

@@ -30,6 +30,8 @@ const Field kFields[] = {
     {"uid", &CampaignMeta::uid},
     {"kb_snapshot", &CampaignMeta::kb_snapshot},
     {"kb_time", &CampaignMeta::kb_time},
+    {"budget_nodes", &CampaignMeta::budget_nodes},
+    {"budget_time_s", &CampaignMeta::budget_time_s},
     {"final_node", &CampaignMeta::final_node},
     {"final_speedup", &CampaignMeta::final_speedup},
     {"final_ci_low", &CampaignMeta::final_ci_low},

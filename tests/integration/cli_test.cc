@@ -79,6 +79,18 @@ TEST(IntegrationCli, MissingCampaignFileIsAConfigError) {
   EXPECT_EQ(r.exit_code, 3) << r.Describe();
 }
 
+TEST(IntegrationCli, StatusShowsTheBudgetTheCampaignRanWith) {
+  auto ws = TempWorkspace::Toy();
+  ProcResult run =
+      ws->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "2", "--max-time", "7m"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  nlohmann::json status = ws->ArborJson({"status", "arbor.toml", "--json"});
+  EXPECT_EQ(status["budget"]["max_nodes"], 2) << status.dump();
+  EXPECT_EQ(status["budget"]["max_time_s"], 420.0) << status.dump();
+  ProcResult text = ws->Arbor({"status", "arbor.toml"});
+  EXPECT_NE(text.out.find("of 7m"), std::string::npos) << text.out;
+}
+
 TEST(IntegrationCli, UnknownNodeIsAStateError) {
   auto ws = TempWorkspace::Toy();
   ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "1"});
