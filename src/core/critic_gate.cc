@@ -13,12 +13,6 @@
 namespace arbor {
 namespace {
 
-std::string Percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
-  return buf;
-}
-
 std::string Fixed(double v, int decimals) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -128,8 +122,8 @@ Verdict CriticGate::Judge(const GateInput& in) {
   }
 
   v.reason = v.decision + ": median " + FormatDouble(v.candidate_median) + " vs " +
-             FormatDouble(v.parent_median) + " (" + Percent(v.gain) + ", needs " +
-             Percent(critic.min_effect) + "), p=" + Fixed(v.p_value, 4) +
+             FormatDouble(v.parent_median) + " (" + SignedPercent(v.gain) + ", needs " +
+             SignedPercent(critic.min_effect) + "), p=" + Fixed(v.p_value, 4) +
              (significant ? " ≤ " : " > ") + Fixed(level, 4) + " at round " +
              std::to_string(v.round) + "/" + std::to_string(v.max_rounds) +
              ", n=" + std::to_string(base.size()) + "+" + std::to_string(cand.size());

@@ -7,15 +7,6 @@
 #include "util/strings.h"
 
 namespace arbor {
-namespace {
-
-std::string Percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
-  return buf;
-}
-
-}  // namespace
 
 std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
   std::vector<double> v;
@@ -56,6 +47,12 @@ double Median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
+std::string SignedPercent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
+  return buf;
+}
+
 double RelativeGain(double parent, double candidate, Goal goal) {
   if (parent == 0) return 0;
   return goal == Goal::kMax ? (candidate - parent) / parent : (parent - candidate) / parent;
@@ -76,7 +73,7 @@ Verdict MedianGate::Judge(const GateInput& in) {
   v.gain = RelativeGain(v.parent_median, v.candidate_median, goal);
   v.keep = v.gain >= min_effect;
   v.reason = "median " + FormatDouble(v.candidate_median) + " vs " + FormatDouble(v.parent_median) +
-             " (" + Percent(v.gain) + ", needs " + Percent(min_effect) + ")";
+             " (" + SignedPercent(v.gain) + ", needs " + SignedPercent(min_effect) + ")";
   if (in.metric != nullptr) {
     // Other arms carry no guard readings of this candidate.
     const std::vector<Sample> self = SamplesOfArm(in.candidate, "self");

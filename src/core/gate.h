@@ -62,6 +62,8 @@ std::vector<double> SampleValues(const std::vector<Sample>& samples);
 // ("guard p99_ms 300 > max 250", "guard p99_ms missing"). The median, so that a single noisy
 // repetition neither passes nor fails a guard.
 std::string CheckGuard(const Guard& g, const std::vector<Sample>& samples);
+// "+12.3%": a relative change in percent with its sign, one decimal (the gates' reasons).
+std::string SignedPercent(double fraction);
 // (candidate − parent)/parent for kMax, (parent − candidate)/parent for kMin.
 double RelativeGain(double parent, double candidate, Goal goal);
 

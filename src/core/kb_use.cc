@@ -18,12 +18,18 @@ void Orchestrator::KbWarning(const std::string& what, const Error& error) {
   if (ports_.store->Apply(m).ok() && ports_.sink) ports_.sink->OnEvent(m.events.back());
 }
 
-Status Orchestrator::LoadKnowledge() {
-  kb_ok_ = false;
-  if (ports_.kb == nullptr) return {};
+KbContext Orchestrator::KnowledgeContext() const {
   KbContext context = ports_.kb_context;
   context.campaign_uid = meta_.uid;
   if (meta_.kb_time > 0) context.now = meta_.kb_time;
+  context.controlled = critic_;
+  return context;
+}
+
+Status Orchestrator::LoadKnowledge() {
+  kb_ok_ = false;
+  if (ports_.kb == nullptr) return {};
+  KbContext context = KnowledgeContext();
   // Entries recorded after this campaign started (other campaigns running meanwhile) are left
   // out, so that a resume scores exactly as the uninterrupted run would have.
   if (meta_.kb_snapshot > 0) {
@@ -55,9 +61,7 @@ Status Orchestrator::LoadKnowledge() {
 
 void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
   if (!kb_ok_) return;
-  KbContext context = ports_.kb_context;
-  context.campaign_uid = meta_.uid;
-  context.controlled = critic_;
+  KbContext context = KnowledgeContext();
   std::vector<KbEntry> entries;
   std::vector<NodeId> ids;
   for (const Node* n : finished) {

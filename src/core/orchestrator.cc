@@ -23,6 +23,14 @@ std::string LastLine(const std::string& text) {
 
 std::string Percent(double fraction) { return FormatDouble(fraction * 100, 3) + "%"; }
 
+// The node's identity as the candidate it runs.
+void AssignCandidate(const Candidate& c, Node* n) {
+  n->action_id = c.action->id;
+  n->value = c.value;
+  n->category = c.action->category;
+  n->layer = c.action->layer;
+}
+
 }  // namespace
 
 std::string DescribeStep(const StepResult& r) {
@@ -473,15 +481,7 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   std::vector<Constraint> active = ActiveConstraints(tree_, publishers_, inc, last_keep_seq_);
   // The knowledge base vetoes replays: this very change failed deterministically at this very
   // operating point on this hardware and workload (another operating point re-opens it).
-  std::string here;
-  if (kb_priors_.has_replays()) {
-    std::vector<const Node*> path;
-    for (const Node* p = tree_.Find(inc); p != nullptr; p = tree_.Find(p->parent)) {
-      path.push_back(p);
-      if (p->id == kRootId) break;
-    }
-    here = PathHash(path);
-  }
+  std::string here = kb_priors_.has_replays() ? PathHash(tree_.Path(inc)) : "";
   if (active.empty() && here.empty()) {
     *allowed = scored;
     return {};
@@ -505,10 +505,7 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
     Node n;
     n.id = s.pending != kNoNode ? s.pending : next++;
     n.parent = inc;
-    n.action_id = s.candidate.action->id;
-    n.value = s.candidate.value;
-    n.category = s.candidate.action->category;
-    n.layer = s.candidate.action->layer;
+    AssignCandidate(s.candidate, &n);
     n.outcome = Outcome::kPruned;
     n.step = Step::kDone;
     n.score = s.terms;
@@ -539,10 +536,7 @@ Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
   if (chosen.pending != kNoNode) n = *tree_.Find(chosen.pending);
   n.id = chosen.pending != kNoNode ? chosen.pending : tree_.MaxId() + 1;
   n.parent = parent;
-  n.action_id = chosen.candidate.action->id;
-  n.value = chosen.candidate.value;
-  n.category = chosen.candidate.action->category;
-  n.layer = chosen.candidate.action->layer;
+  AssignCandidate(chosen.candidate, &n);
   n.outcome = Outcome::kRunning;
   n.step = Step::kApply;
   n.seq = meta_.next_seq++;

@@ -160,6 +160,9 @@ class Orchestrator {
   std::map<NodeId, Profile> profiles_;  // cache of profiles on the incumbent path
   // Knowledge base (src/core/kb_use.cc): priors fixed at the campaign's start, and the nodes
   // this process already recorded as entries.
+  // The knowledge-base context of this campaign: the port's, with the campaign's own uid,
+  // start time and measurement standing.
+  KbContext KnowledgeContext() const;
   Status LoadKnowledge();
   void RecordKnowledge(const std::vector<const Node*>& finished);
   void KbWarning(const std::string& what, const Error& error);
