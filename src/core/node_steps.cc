@@ -173,11 +173,50 @@ Status Orchestrator::StepApply(Node* node) {
   task.action = action;
   task.value = node->value;
   task.worktree = worktree_;
+  task.base_commit = parent->commit;
   task.parent_overlay = parent->overlay;
   task.base_env = spec_.target.env;
+  task.context = BuildContext(
+      parent->id, action, node->value,
+      action->apply.kind == ApplySpec::Kind::kAgent ? action->apply.agent : action->layer);
+  task.known_actions = KnownActions();
   SpecialistResult r = ports_.specialist->Implement(task);
+  return RecordApply(node, std::move(r));
+}
+
+Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
   node->cost_s += r.duration_s;
   node->summary = r.summary;
+  if (r.backend != "builtin" && !r.backend.empty()) {
+    AgentNote& a = node->agent;
+    a.backend = r.backend;
+    a.domain = catalog_.FindAction(node->action_id) != nullptr
+                   ? catalog_.FindAction(node->action_id)->apply.agent
+                   : "";
+    a.confidence = r.confidence;
+    a.rounds = r.usage.rounds;
+    a.prompt_tokens = r.usage.prompt_tokens;
+    a.completion_tokens = r.usage.completion_tokens;
+    a.cost = r.usage.cost;
+    a.findings = r.findings;
+    a.questions = r.questions;
+  }
+  AddUsage(r.usage);
+  // What the specialist was given and what it proposed are recorded with the node's next
+  // state change, whatever the outcome.
+  std::vector<Event> events;
+  std::vector<ActionSpec> accepted;
+  if (!r.proposals.empty()) {
+    node->agent.proposed =
+        AcceptProposals(std::move(r.proposals),
+                        node->agent.domain + " specialist at node " + std::to_string(node->id),
+                        node->id, &events, &accepted);
+  }
+  pending_prompt_ = r.prompt.empty() ? std::nullopt
+                                     : std::optional<Mutation::Prompt>(Mutation::Prompt{
+                                           node->id, "implement", std::move(r.prompt)});
+  pending_actions_ = accepted;
+  pending_events_ = std::move(events);
   switch (r.status) {
     case SpecialistResult::Status::kSkipped:
       return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");

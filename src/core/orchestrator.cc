@@ -67,7 +67,7 @@ std::string DescribeStep(const StepResult& r) {
 }
 
 Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
-    : spec_(spec), ports_(ports), catalog_(spec.actions) {}
+    : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {}
 
 double Orchestrator::CampaignTime() {
   return meta_elapsed_at_start_ + (ports_.clock->Now() - run_start_);
@@ -107,6 +107,14 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   m.samples = std::move(samples);
   if (profile) m.profiles.emplace_back(node.id, *profile);
   m.events = std::move(events);
+  // A specialist's prompt, proposals and their events ride with the node's next state change.
+  std::vector<ActionSpec> added;
+  if (pending_prompt_ && pending_prompt_->node == node.id) m.prompts.push_back(*pending_prompt_);
+  if (!pending_events_.empty() || !pending_actions_.empty()) {
+    m.events.insert(m.events.begin(), pending_events_.begin(), pending_events_.end());
+    m.actions = pending_actions_;
+    added = pending_actions_;
+  }
   meta_.elapsed_s = CampaignTime();
   // The meta rows are rewritten only when something besides the clock changed, when a node
   // finishes, or every few seconds: a kill loses at most that much of the elapsed-time count,
@@ -116,6 +124,10 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   if (write_meta) m.meta = meta_;
   ARBOR_TRY(ports_.store->Apply(m));
   if (write_meta) saved_meta_ = meta_;
+  pending_prompt_.reset();
+  pending_events_.clear();
+  pending_actions_.clear();
+  AddActions(added);
   tree_.Upsert(node);
   for (const Node& o : others) tree_.Upsert(o);
   if (profile) profiles_[node.id] = *profile;
@@ -189,6 +201,17 @@ Status Orchestrator::Load() {
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
     tree_.Upsert(std::move(n));
   }
+  // Actions specialists proposed earlier in this campaign (the campaign file's win on a clash:
+  // the user may have adopted one under the same id).
+  auto proposed = ports_.store->LoadActions();
+  if (!proposed.ok()) return proposed.error();
+  std::set<std::string> known;
+  for (const ActionSpec& a : actions_) known.insert(a.id);
+  std::vector<ActionSpec> added;
+  for (ActionSpec& a : *proposed) {
+    if (known.insert(a.id).second) added.push_back(std::move(a));
+  }
+  AddActions(added);
   ARBOR_TRY(LoadKnowledge());
   meta_.budget_nodes = spec_.search.max_nodes;
   meta_.budget_time_s = spec_.search.max_time_s;
@@ -269,9 +292,24 @@ Result<RunSummary> Orchestrator::Run() {
     }
     std::vector<ScoredCandidate> scored;
     ARBOR_TRY(ReprofileOnPlateau());
+    ARBOR_TRY(ProposeRound());
     ARBOR_TRY(PruneViolations(ScoreCandidates(), &scored));
+    bool llm_spent = LlmBudgetSpent();
+    if (llm_spent && !llm_budget_reported_) {
+      llm_budget_reported_ = true;
+      Mutation m;
+      m.events.push_back(
+          MakeEvent(kNoNode, "llm_budget",
+                    "LLM budget spent (" +
+                        std::to_string(meta_.llm_prompt_tokens + meta_.llm_completion_tokens) +
+                        " tokens, cost " + FormatDouble(meta_.llm_cost, 4) +
+                        "): actions of LLM specialists are no longer dispatched"));
+      ARBOR_TRY(ports_.store->Apply(m));
+      if (ports_.sink) ports_.sink->OnEvent(m.events.back());
+    }
     const ScoredCandidate* best = nullptr;
     for (const auto& s : scored) {
+      if (llm_spent && UsesLlm(*s.candidate.action)) continue;
       if (s.terms.g >= spec_.search.min_gain) {
         best = &s;
         break;

@@ -136,8 +136,31 @@ class Orchestrator {
   Result<std::vector<Sample>> SamplesOf(NodeId id);
   void Report(const Node& node);
 
+  // Domain Specialists (src/core/agents.cc): the context a task is built with, proposal
+  // rounds and follow-up proposals, and the LLM budget.
+  TaskContext BuildContext(NodeId at, const ActionSpec* action, const std::string& value,
+                           const std::string& domain);
+  bool UsesLlm(const ActionSpec& action) const;
+  bool LlmBudgetSpent() const;
+  void AddUsage(const AgentUsage& usage);
+  std::vector<std::string> KnownActions() const;
+  // Gives new ids a place in the campaign (events describe each, or why it was left out);
+  // returns the accepted ids. AddActions() then makes them candidates.
+  std::vector<std::string> AcceptProposals(std::vector<ActionSpec> proposed, const std::string& by,
+                                           NodeId node, std::vector<Event>* events,
+                                           std::vector<ActionSpec>* accepted);
+  void AddActions(const std::vector<ActionSpec>& actions);
+  // Records a specialist's result on the node in flight and moves it on (or finishes it).
+  Status RecordApply(Node* node, SpecialistResult r);
+  std::optional<Mutation::Prompt> pending_prompt_;
+  std::vector<Event> pending_events_;
+  std::vector<ActionSpec> pending_actions_;
+  // Asks every proposing specialist for new actions once per incumbent.
+  Status ProposeRound();
+
   const CampaignSpec& spec_;
   Ports ports_;
+  std::vector<ActionSpec> actions_;  // the campaign file's, then the proposed ones
   Catalog catalog_;
   Tree tree_;
   CategoryStats stats_;
@@ -167,6 +190,8 @@ class Orchestrator {
   void RecordKnowledge(const std::vector<const Node*>& finished);
   void KbWarning(const std::string& what, const Error& error);
   KbPriors kb_priors_;
+  std::vector<KbEntry> kb_entries_;  // loaded at the start, for specialists' lessons
+  bool llm_budget_reported_ = false;
   std::set<NodeId> kb_recorded_;
   bool kb_ok_ = false;
   std::atomic<bool> stop_requested_{false};

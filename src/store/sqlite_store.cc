@@ -406,4 +406,12 @@ Status SqliteStore::Checkpoint() {
   return {};
 }
 
+// WIP (wip/agents): the store helper replaces these with the schema-v3 tables.
+Result<std::vector<ActionSpec>> SqliteStore::LoadActions() {
+  return std::vector<ActionSpec>{};
+}
+Result<std::vector<Mutation::Prompt>> SqliteStore::LoadPrompts(NodeId) {
+  return std::vector<Mutation::Prompt>{};
+}
+
 }  // namespace arbor

@@ -42,6 +42,8 @@ class SqliteStore : public Store {
   Result<std::optional<Profile>> LoadProfile(NodeId node) override;
   // A negative `limit` means no limit.
   Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override;
+  Result<std::vector<ActionSpec>> LoadActions() override;
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override;
 
   // SQLite's verdict on the file: "ok", or the problems it found, one per line.
   Result<std::string> IntegrityCheck();

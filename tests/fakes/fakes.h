@@ -23,6 +23,8 @@ class FakeStore : public Store {
   Result<std::vector<Sample>> LoadSamples(NodeId node) override;
   Result<std::optional<Profile>> LoadProfile(NodeId node) override;
   Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override;
+  Result<std::vector<ActionSpec>> LoadActions() override { return actions_; }
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override;
 
   void FailAfter(int applies) { fail_after_ = applies; }
   int applies() const { return applies_; }
@@ -34,6 +36,8 @@ class FakeStore : public Store {
   std::map<std::tuple<NodeId, std::string, int>, Sample> samples_;
   std::map<NodeId, Profile> profiles_;
   std::vector<Event> events_;
+  std::vector<ActionSpec> actions_;
+  std::map<std::pair<NodeId, std::string>, std::string> prompts_;
   int fail_after_ = -1;
   int applies_ = 0;
 };
