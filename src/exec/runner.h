@@ -57,7 +57,8 @@ std::string ReadTail(const std::string& path, size_t max_bytes = 4096);
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes = 64 << 20);
 
 // Convenience for internal tools (git): runs argv-style command text and captures stdout into
-// a string. Uses RunCommand with temporary capture files in $TMPDIR (or /tmp).
+// a string. Uses RunCommand with temporary capture files in $TMPDIR (or /tmp). `stdin_data`
+// is written to the command's stdin (empty: /dev/null).
 struct CapturedRun {
   RunResult result;
   std::string out;
@@ -65,7 +66,7 @@ struct CapturedRun {
 };
 Result<CapturedRun> RunCaptured(const std::string& command, const std::string& cwd,
                                 const std::map<std::string, std::string>& env,
-                                double timeout_s = 120);
+                                double timeout_s = 120, const std::string& stdin_data = "");
 
 // Quotes a string for /bin/sh: unchanged when it has only safe characters
 // ([A-Za-z0-9_@%+=:,./-], non-empty), else single-quoted.

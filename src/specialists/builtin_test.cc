@@ -78,11 +78,12 @@ class BuiltinTest : public ::testing::Test {
     task.worktree = repo_.string();
     task.parent_overlay = std::move(parent);
     task.base_env = std::move(base);
-    BuiltinSpecialist specialist(&spec_, (root_ / "runs").string());
+    BuiltinSpecialist specialist(&spec_, (root_ / "runs").string(), policy_);
     return specialist.Implement(task);
   }
 
   fs::path root_;
+  PatchPolicy policy_;
   fs::path repo_;
   CampaignSpec spec_;
   ActionSpec action_;
@@ -181,6 +182,30 @@ TEST_F(BuiltinTest, PatchThatDoesNotApplyFails) {
   EXPECT_EQ(r.diagnosis, "patch did not apply: error: patch failed: a.txt:1");
   EXPECT_EQ(r.summary, "did not apply patches/x.diff");
   EXPECT_EQ(r.overlay, (EnvOverlay{{"A", "1"}}));
+  EXPECT_EQ(Slurp(repo_ / "b.txt"), "one\ntwo\n");
+}
+
+TEST_F(BuiltinTest, PatchRefusedByThePolicyNeverReachesGit) {
+  // Creates ../outside.txt next to the repository: git itself would refuse it too, but the
+  // policy must answer first, naming its rule.
+  Write(root_ / "patches" / "escape.diff",
+        "diff --git a/../outside.txt b/../outside.txt\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+pwned\n");
+  SpecialistResult r =
+      Implement(ApplyPatch((root_ / "patches" / "escape.diff").string()), "", {{"A", "1"}});
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.diagnosis, "patch policy: path-traversal: \"../outside.txt\" leaves the worktree");
+  EXPECT_EQ(r.summary, "refused patches/escape.diff");
+  EXPECT_EQ(r.overlay, (EnvOverlay{{"A", "1"}}));
+  EXPECT_FALSE(fs::exists(root_ / "outside.txt"));
+}
+
+TEST_F(BuiltinTest, PatchOutsideTheAllowlistIsRefused) {
+  std::string patch = MakePatch("x.diff", "echo three >> b.txt");
+  policy_.allow = {"a.txt"};
+  SpecialistResult r = Implement(ApplyPatch(patch));
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.diagnosis, "patch policy: outside-allowlist: \"b.txt\" matches none of a.txt");
   EXPECT_EQ(Slurp(repo_ / "b.txt"), "one\ntwo\n");
 }
 
