@@ -15,18 +15,25 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/ports.h"
 #include "core/spec.h"
+#include "llm/chat_client.h"
 
 namespace arbor {
+
+// One chat completion: the router passes a real llm::ChatClient's Complete; unit tests pass
+// scripted replies.
+using ChatFn = std::function<llm::ChatReply(const std::vector<llm::ChatMessage>&)>;
 
 class LlmSpecialist {
  public:
   // `spec`, `config` and `target` must outlive it; `target` may be null (no local validation:
   // the change is returned after it applies).
   LlmSpecialist(const CampaignSpec* spec, const SpecialistSpec* config, Target* target,
-                std::function<void(double)> sleeper = nullptr);
+                ChatFn chat);
 
   SpecialistResult Implement(const Task& task, std::string_view protocol,
                              std::string_view skill) const;
@@ -37,7 +44,7 @@ class LlmSpecialist {
   const CampaignSpec* spec_;
   const SpecialistSpec* config_;
   Target* target_;
-  std::function<void(double)> sleeper_;
+  ChatFn chat_;
 };
 
 }  // namespace arbor

@@ -7,6 +7,7 @@
 // configured with propose = true. Safe to call from several threads for different worktrees.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
