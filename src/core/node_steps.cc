@@ -49,6 +49,7 @@ Status Orchestrator::Evaluate(NodeId id) {
   Node node = *tree_.Find(id);
   while (node.step != Step::kDone) {
     if (stop_requested_.load()) return {};
+    if (!in_flight_.empty()) ARBOR_TRY(RecordReady(id));
     switch (node.step) {
       case Step::kNone:
       case Step::kApply:
@@ -151,9 +152,34 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
   return Finish(node, outcome, diagnosis, outcome == Outcome::kCrashed ? "crashed" : "reverted");
 }
 
+Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
+                            const std::string& worktree) {
+  const Node* parent = tree_.Find(node.parent);
+  Task task;
+  task.node = node.id;
+  task.action = action;
+  task.value = node.value;
+  task.worktree = worktree;
+  task.base_commit = parent->commit;
+  task.parent_overlay = parent->overlay;
+  task.base_env = spec_.target.env;
+  task.context = BuildContext(
+      parent->id, action, node.value,
+      action->apply.kind == ApplySpec::Kind::kAgent ? action->apply.agent : action->layer);
+  task.known_actions = KnownActions();
+  return task;
+}
+
 Status Orchestrator::StepApply(Node* node) {
   const Node* parent = tree_.Find(node->parent);
   ARBOR_CHECK(parent != nullptr, "node without parent");
+  if (in_flight_.count(node->id) != 0) {
+    // Started with its batch: its worktree exists and the specialist is at work.
+    SpecialistResult r = TakeResult(node->id);
+    prepared_node_ = node->id;
+    built_node_ = kNoNode;
+    return RecordApply(node, std::move(r));
+  }
   // A previous process may have died half-way through applying: always start from a fresh
   // worktree at the parent's commit.
   ARBOR_TRY(ports_.workspace->Release(node->id));
@@ -168,19 +194,7 @@ Status Orchestrator::StepApply(Node* node) {
     return Finish(node, Outcome::kPruned,
                   "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
   }
-  Task task;
-  task.node = node->id;
-  task.action = action;
-  task.value = node->value;
-  task.worktree = worktree_;
-  task.base_commit = parent->commit;
-  task.parent_overlay = parent->overlay;
-  task.base_env = spec_.target.env;
-  task.context = BuildContext(
-      parent->id, action, node->value,
-      action->apply.kind == ApplySpec::Kind::kAgent ? action->apply.agent : action->layer);
-  task.known_actions = KnownActions();
-  SpecialistResult r = ports_.specialist->Implement(task);
+  SpecialistResult r = ports_.specialist->Implement(MakeTask(*node, action, worktree_));
   return RecordApply(node, std::move(r));
 }
 

@@ -269,8 +269,13 @@ Result<RunSummary> Orchestrator::Run() {
   ARBOR_TRY(Reconcile());
   ARBOR_TRY(EnsureBaseline());
   // Nodes a previous process left in flight are finished before anything new is dispatched.
+  // A parallel batch may have left nodes implemented on a state that a keep has since
+  // replaced: those are re-dispatched on the incumbent (their implementation is redone).
   for (const Node* n : tree_.All()) {
     if (n->id == kRootId || n->step == Step::kDone || n->step == Step::kNone) continue;
+    if (n->outcome == Outcome::kRunning && n->parent != tree_.Incumbent()) {
+      ARBOR_TRY(Redispatch(n->id, "the best state moved while it was in flight"));
+    }
     ARBOR_TRY(Evaluate(n->id));
   }
   while (true) {
@@ -321,7 +326,17 @@ Result<RunSummary> Orchestrator::Run() {
       ARBOR_TRY(Stop("finished", "exhausted"));
       break;
     }
-    ARBOR_TRY(Dispatch(*best));
+    // With search.parallel = K, the next K-1 candidates (in score order) are implemented at
+    // the same time; measurement stays one node at a time (src/core/parallel.cc).
+    std::vector<const ScoredCandidate*> batch{best};
+    int room = spec_.search.max_nodes - tree_.FinishedCount();
+    for (const auto& s : scored) {
+      if (static_cast<int>(batch.size()) >= std::min(spec_.search.parallel, room)) break;
+      if (&s == best || s.terms.g < spec_.search.min_gain) continue;
+      if (llm_spent && UsesLlm(*s.candidate.action)) continue;
+      batch.push_back(&s);
+    }
+    ARBOR_TRY(DispatchBatch(batch));
   }
   RunSummary summary;
   summary.state = meta_.state;
@@ -568,7 +583,7 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   return {};
 }
 
-Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
+Result<NodeId> Orchestrator::Open(const ScoredCandidate& chosen) {
   NodeId parent = tree_.Incumbent();
   Node n;
   if (chosen.pending != kNoNode) n = *tree_.Find(chosen.pending);
@@ -588,7 +603,7 @@ Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
       ", m_gap=" + FormatDouble(t.m_gap, 3) + ", bonus=" + FormatDouble(t.bonus, 3) + ")";
   ARBOR_TRY(Save(n, {MakeEvent(n.id, "proposed", n.CandidateKey() + ": " + why),
                      MakeEvent(n.id, "dispatched", "on top of node " + std::to_string(parent))}));
-  return Evaluate(n.id);
+  return n.id;
 }
 
 }  // namespace arbor

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <atomic>
+#include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -123,7 +125,28 @@ class Orchestrator {
   Status SaveMany(const Node& node, const std::vector<Node>& others, std::vector<Event> events,
                   std::vector<Sample> samples = {}, std::optional<Profile> profile = std::nullopt);
   std::optional<std::string> StopReason();
-  Status Dispatch(const ScoredCandidate& chosen);
+  // Records a new running node for `chosen` under the incumbent; returns its id.
+  Result<NodeId> Open(const ScoredCandidate& chosen);
+  // Parallel specialists (src/core/parallel.cc): opens a node per candidate, starts every
+  // implementation at once (each in its own worktree), then evaluates the nodes one at a time
+  // in order. A node whose base moved (a keep before its turn) is re-dispatched on the new
+  // incumbent. Results that finish while another node is measured are recorded at once.
+  Status DispatchBatch(const std::vector<const ScoredCandidate*>& batch);
+  struct InFlight {
+    ActionSpec action;  // a copy: proposals may grow the campaign's actions meanwhile
+    Task task;
+    std::future<SpecialistResult> result;
+  };
+  Status Launch(NodeId id);
+  // Waits for `id`'s running implementation and returns its result.
+  SpecialistResult TakeResult(NodeId id);
+  // Records finished implementations of other in-flight nodes whose base is still current.
+  Status RecordReady(NodeId except);
+  // Moves a running node whose parent is no longer the incumbent onto the incumbent, back to
+  // the apply step (its implementation was for the old state).
+  Status Redispatch(NodeId id, const std::string& why);
+  Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
+  std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
   Status Stop(const std::string& state, const std::string& reason);
 
   double CampaignTime();
