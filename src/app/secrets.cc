@@ -142,6 +142,8 @@ void ScrubNode(const Scrubber& scrubber, Node* node) {
   ScrubText(scrubber, &node->critic.suggestion);
   for (KbRef& ref : node->score.kb) ScrubText(scrubber, &ref.summary);
   for (Constraint& c : node->critic.constraints) ScrubText(scrubber, &c.reason);
+  for (std::string& f : node->agent.findings) ScrubText(scrubber, &f);
+  for (std::string& q : node->agent.questions) ScrubText(scrubber, &q);
 }
 
 void ScrubEvent(const Scrubber& scrubber, Event* event) {
@@ -167,6 +169,13 @@ Status ScrubbingStore::Apply(const Mutation& m) {
   for (Event& e : scrubbed.events) ScrubEvent(*scrubber_, &e);
   for (auto& [node, profile] : scrubbed.profiles) ScrubProfile(*scrubber_, &profile);
   if (scrubbed.meta) ScrubText(*scrubber_, &scrubbed.meta->stop_reason);
+  // A proposed action's prose is a specialist's words; its apply spec is configuration that
+  // later runs, and is left alone like a node's overlay.
+  for (ActionSpec& a : scrubbed.actions) {
+    ScrubText(*scrubber_, &a.describe);
+    ScrubText(*scrubber_, &a.apply.goal);
+  }
+  for (Mutation::Prompt& p : scrubbed.prompts) ScrubText(*scrubber_, &p.text);
   return inner_->Apply(scrubbed);
 }
 

@@ -45,6 +45,10 @@ class ScrubbingStore : public Store {
   Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
     return inner_->LoadEvents(node, after_id, limit);
   }
+  Result<std::vector<ActionSpec>> LoadActions() override { return inner_->LoadActions(); }
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override {
+    return inner_->LoadPrompts(node);
+  }
 
  private:
   Store* inner_;

@@ -59,6 +59,8 @@ Mutation LeakyMutation() {
   n.critic.suggestion = "rotate " + std::string(kCanary);
   n.critic.constraints.push_back(Constraint{.action = "x", .reason = EveryForm()});
   n.score.kb.push_back(KbRef{.uid = "u/1", .id = 1, .weight = 1, .summary = EveryForm()});
+  n.agent.findings = {EveryForm()};
+  n.agent.questions = {"rotate " + std::string(kCanary) + "?"};
   Mutation m;
   m.nodes = {store_testing::RootNode(), n};
   m.events.push_back(Event{.node = 2, .kind = "crashed", .message = EveryForm(), .data = ""});
@@ -67,6 +69,13 @@ Mutation LeakyMutation() {
   p.components.push_back(Component{.name = std::string(kCanary), .layer = "l", .share = 1});
   p.raw.emplace_back(EveryForm(), 1.0);
   m.profiles.emplace_back(2, p);
+  ActionSpec proposed;
+  proposed.id = "kernel.prefetch";
+  proposed.describe = "prefetch; key " + EveryForm();
+  proposed.apply.kind = ApplySpec::Kind::kAgent;
+  proposed.apply.goal = EveryForm();
+  m.actions.push_back(proposed);
+  m.prompts.push_back({2, "implement", "the key is " + EveryForm()});
   return m;
 }
 

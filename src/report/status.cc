@@ -163,6 +163,12 @@ std::string StatusText(const CampaignView& view) {
            "), best vs baseline measured interleaved at the end\n";
   }
 
+  if (view.meta.llm_prompt_tokens > 0 || view.meta.llm_completion_tokens > 0) {
+    out += "llm       " + std::to_string(view.meta.llm_prompt_tokens) + " + " +
+           std::to_string(view.meta.llm_completion_tokens) + " tokens, cost " +
+           FormatDouble(view.meta.llm_cost, 4) + "\n";
+  }
+
   out += "elapsed   " + FormatDuration(view.meta.elapsed_s);
   if (view.max_time_s > 0) out += " of " + FormatDuration(view.max_time_s);
   out += "\n";

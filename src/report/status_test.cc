@@ -102,5 +102,16 @@ TEST(StatusTextTest, Summary) {
             "path      baseline → compiler.O2 → kernel.tiled[32]\n");
 }
 
+TEST(StatusTextTest, LlmUsageLineOnlyWhenTokensWereSpent) {
+  CampaignView view = SampleView();
+  view.meta.llm_prompt_tokens = 48210;
+  view.meta.llm_completion_tokens = 5312;
+  view.meta.llm_cost = 0.4275;
+  const std::string text = StatusText(view);
+  EXPECT_NE(text.find("\nllm       48210 + 5312 tokens, cost 0.4275\nelapsed"), std::string::npos)
+      << text;
+  EXPECT_EQ(StatusText(SampleView()).find("llm"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace arbor

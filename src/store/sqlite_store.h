@@ -64,6 +64,8 @@ class SqliteStore : public Store {
   Status WriteProfile(NodeId node, const Profile& p);
   Status WriteEvent(const Event& e);
   Status WriteMeta(const CampaignMeta& meta);
+  Status WriteAction(const ActionSpec& a);
+  Status WritePrompt(const Mutation::Prompt& p);
   Error Fail(const std::string& what, const Error& e) const;
 
   const std::string path_;
