@@ -103,6 +103,13 @@ Result<Ran> RunAgent(const SpecialistSpec& config, const TargetSpec& target,
   rs.command = config.command;
   rs.cwd = inv.cwd;
   rs.env = EngineEnv();
+  // The agent's own credential, when configured: the one variable of Arbor's environment it
+  // may see besides PATH and HOME (it is a secret: the logs are scrubbed of its value).
+  if (!config.api_key_env.empty()) {
+    if (const char* key = std::getenv(config.api_key_env.c_str()); key != nullptr) {
+      rs.env[config.api_key_env] = key;
+    }
+  }
   for (const auto& [name, value] : inv.extra_env) rs.env[name] = value;
   rs.env["ARBOR_TASK"] = task_file.string();
   rs.env["ARBOR_RESULT"] = result_file.string();

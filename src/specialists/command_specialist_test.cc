@@ -92,10 +92,14 @@ class CommandSpecialistTest : public ::testing::Test {
 };
 
 TEST_F(CommandSpecialistTest, AgentEditsTheWorktreeWithThePromptOnStdin) {
+  config_.api_key_env = "AGENT_KEY";
+  setenv("AGENT_KEY", "sk-test", 1);
+  setenv("LEAKED", "engine-only", 1);
   SpecialistResult r =
       Run("cmp -s - \"$ARBOR_TASK\" || exit 9\n"
           "[ \"$ARBOR_NODE\" = 7 ] && [ \"$ARBOR_WORKTREE\" = \"$PWD\" ] || exit 8\n"
           "[ -n \"$ARBOR_RESULT\" ] && [ ! -e \"$ARBOR_RESULT\" ] || exit 7\n"
+          "[ \"$AGENT_KEY\" = sk-test ] && [ -z \"$LEAKED\" ] || exit 6\n"
           "echo tiled >> a.txt\n");
   ASSERT_EQ(r.status, Verdict::kApplied) << r.diagnosis;
   EXPECT_EQ(Slurp(repo_ / "a.txt"), "alpha\ntiled\n");
