@@ -3,6 +3,7 @@
 #include "llm/chat_client.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,9 +28,9 @@ std::string CompletionsUrl(std::string base) {
 }
 
 std::string SecondsText(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%g", s);
+  return buf.data();
 }
 
 struct AttemptResult {
@@ -53,6 +54,9 @@ AttemptResult Interpret(const HttpResponse& r, const std::string& shown_url, dou
     case HttpResponse::Outcome::kTransport:
       a.retryable = true;
       a.error = {Kind::kTransport, 0, "cannot reach " + shown_url + ": " + r.error};
+      return a;
+    case HttpResponse::Outcome::kBadUrl:  // a typo in the campaign file: retrying cannot help
+      a.error = {Kind::kConfig, 0, "base_url " + shown_url + " is not usable: " + r.error};
       return a;
     case HttpResponse::Outcome::kTooLarge:
       a.error = {Kind::kMalformed, 0, "response larger than 16 MB"};

@@ -253,6 +253,17 @@ TEST_F(ChatClientTest, UnsetKeyVariableIsAConfigError) {
   EXPECT_TRUE(server_.Seen().empty());
 }
 
+TEST_F(ChatClientTest, AnUnusableUrlIsAConfigErrorAndNotRetried) {
+  ChatOptions options = Options();
+  options.base_url = "ftp://127.0.0.1/v1";
+  ChatReply reply = Ask(options);
+  EXPECT_EQ(reply.error.kind, Kind::kConfig);
+  EXPECT_EQ(reply.error.message.rfind("base_url ftp://127.0.0.1/v1/chat/completions", 0), 0u)
+      << reply.error.message;
+  EXPECT_EQ(reply.attempts, 1);
+  EXPECT_TRUE(sleeps_.empty());
+}
+
 TEST_F(ChatClientTest, KeyEchoedByTheServerIsRedacted) {
   Always(401,
          std::string(R"({"error":{"message":"Incorrect API key provided: )") + kKey + R"("}})");

@@ -4,8 +4,10 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -46,8 +48,8 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
   return s;
 }
 
@@ -77,8 +79,8 @@ struct ListDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 
-long Millis(double seconds) {                        // NOLINT(google-runtime-int): curl's type
-  return static_cast<long>(seconds * 1000.0 + 0.5);  // NOLINT(google-runtime-int)
+long Millis(double seconds) {  // NOLINT(google-runtime-int): curl's type
+  return std::lround(seconds * 1000.0);
 }
 
 }  // namespace
@@ -104,7 +106,7 @@ HttpResponse PostJson(const HttpRequest& request) {
     (void)headers.release();
     headers.reset(grown);
   }
-  char errbuf[CURL_ERROR_SIZE] = {};
+  std::array<char, CURL_ERROR_SIZE> errbuf{};
   BodySink sink{&response.body, request.max_body_bytes};
   CURL* h = easy.get();
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
@@ -112,7 +114,7 @@ HttpResponse PostJson(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf.data());
   curl_easy_setopt(h, CURLOPT_POST, 1L);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
@@ -138,9 +140,18 @@ HttpResponse PostJson(const HttpRequest& request) {
     return response;
   }
   if (code != CURLE_OK) {
-    response.outcome = code == CURLE_OPERATION_TIMEDOUT ? HttpResponse::Outcome::kTimeout
-                                                        : HttpResponse::Outcome::kTransport;
-    response.error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code);
+    switch (code) {
+      case CURLE_OPERATION_TIMEDOUT:
+        response.outcome = HttpResponse::Outcome::kTimeout;
+        break;
+      case CURLE_UNSUPPORTED_PROTOCOL:
+      case CURLE_URL_MALFORMAT:
+        response.outcome = HttpResponse::Outcome::kBadUrl;
+        break;
+      default:
+        response.outcome = HttpResponse::Outcome::kTransport;
+    }
+    response.error = errbuf[0] != '\0' ? errbuf.data() : curl_easy_strerror(code);
     response.body.clear();
     return response;
   }

@@ -24,12 +24,12 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  enum class Outcome { kOk, kTimeout, kTransport, kTooLarge };
+  enum class Outcome { kOk, kTimeout, kTransport, kTooLarge, kBadUrl };
   Outcome outcome = Outcome::kTransport;
   long status = 0;            // kOk: the HTTP status  // NOLINT(google-runtime-int): curl's type
   std::string body;           // kOk: the answer body
   double retry_after_s = -1;  // Retry-After in seconds; -1 when absent or an HTTP date
-  std::string error;          // kTimeout, kTransport: libcurl's one-line description
+  std::string error;          // kTimeout, kTransport, kBadUrl: libcurl's one-line description
 };
 
 HttpResponse PostJson(const HttpRequest& request);
