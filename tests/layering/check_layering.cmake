@@ -9,9 +9,10 @@ set(allowed_exec "exec;core;util")
 set(allowed_specialists "specialists;config;exec;core;util")
 set(allowed_report "report;core;util")
 set(allowed_dashboard "dashboard;report;core;util")
-set(allowed_app "app;config;formats;store;exec;specialists;dashboard;report;core;util")
+set(allowed_llm "llm;util")
+set(allowed_app "app;config;formats;store;exec;specialists;dashboard;report;llm;core;util")
 set(allowed_cli "cli;app;core;util")
-set(modules util core config formats store exec specialists report dashboard app cli)
+set(modules util core config formats store exec specialists report dashboard llm app cli)
 # Third-party headers a module may not include either (core stays pure logic).
 set(forbidden_core "sqlite3.h;nlohmann/;toml++/;curl/;httplib.h;sys/socket.h;unistd.h;spawn.h;iostream")
 
