@@ -1,7 +1,8 @@
 // CommandSpecialist: a specialist backed by any coding-agent CLI ([specialists.<domain>]
 // command = "..."). The composed prompt goes on the command's stdin and into a file named by
-// $ARBOR_TASK; the command runs in the task's worktree (shell, minimal environment plus
-// ARBOR_TASK, ARBOR_RESULT, ARBOR_WORKTREE, ARBOR_NODE; timeout_s and [target]'s output
+// $ARBOR_TASK; the command runs in the task's worktree (shell; environment PATH, HOME, the
+// variable named by api_key_env if set, ARBOR_TASK, ARBOR_RESULT, ARBOR_WORKTREE, ARBOR_NODE,
+// ARBOR_MODE=implement|propose; timeout_s and [target]'s output limit, not its memory/CPU
 // limits; process group reaped) and edits files there. Arbor then checks what changed against
 // the patch policy (exec/patch_policy.h CheckWorktreeChanges) and reads the optional report
 // the agent wrote to $ARBOR_RESULT (specialists/agent_report.h). Output goes to

@@ -9,7 +9,9 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ports.h"
@@ -23,6 +25,16 @@ struct RouterOptions {
   Target* target = nullptr;  // local validation (build + check) of LLM answers; optional
   // Sleeps between LLM retries; null sleeps for real (tests pass a recorder).
   std::function<void(double)> sleeper;
+  // The LLM backend ([specialists.<domain>] backend = "llm"), given the task, its domain's
+  // config and the loaded skills (protocol, domain skill: "" when the domain has none). The
+  // composition root wires these to an LlmSpecialist; unset, llm domains are skipped with a
+  // diagnosis and do not propose.
+  std::function<SpecialistResult(const Task&, const SpecialistSpec&, std::string_view protocol,
+                                 std::string_view skill)>
+      llm_implement;
+  std::function<Proposal(const ProposeRequest&, const SpecialistSpec&, std::string_view protocol,
+                         std::string_view skill)>
+      llm_propose;
 };
 
 class SpecialistRouter : public Specialist {
@@ -35,9 +47,15 @@ class SpecialistRouter : public Specialist {
   Proposal Propose(const ProposeRequest& request) override;
 
  private:
+  SpecialistResult Agent(const Task& task);
+  // A fresh folder <log_root>/propose/<domain>-<n> for one command proposal round.
+  Result<std::string> ScratchDir(const std::string& domain);
+
   const CampaignSpec* spec_;
   RouterOptions options_;
   BuiltinSpecialist builtin_;
+  std::mutex scratch_mu_;
+  int scratch_count_ = 0;
 };
 
 }  // namespace arbor
