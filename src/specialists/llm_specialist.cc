@@ -41,9 +41,11 @@ Never touch .git, .gitmodules, symlinks or files outside the repository.
 
 constexpr std::string_view kProposeFormat = R"(## Answer format
 Answer with only a JSON array of new candidate actions (optionally in a ```json block), each
-an object in the campaign file's [[action]] shape, for example
-[{"id": "new.id", "layer": "...", "category": "...", "targets": ["..."], "speedup": 1.2,
-  "description": "...", "apply": {"env": {"X": "1"}}}].
+an object in the campaign file's [[action]] shape (keys: id, layer, category, describe,
+targets, speedup, cost, risk, requires, conflicts, apply, values), for example
+[{"id": "kernel.tile-64", "layer": "kernel", "category": "tiling", "targets": ["matmul"],
+  "speedup": 1.2, "describe": "...", "apply": {"env": {"TILE": "64"}}},
+ {"id": "kernel.fuse-norm", "layer": "kernel", "apply": {"agent": "kernel", "goal": "..."}}].
 Only "env", "append" and "agent" apply kinds are accepted, and every id must be new.
 )";
 
