@@ -203,4 +203,13 @@ Status CheckPatch(std::string_view diff, const std::string& worktree, const Patc
   return {};
 }
 
+Status CheckPaths(const std::vector<std::string>& paths, const std::string& worktree,
+                  const PatchPolicy& policy) {
+  if (paths.empty()) return MakeError("patch policy: empty-patch: no file to write");
+  for (const std::string& p : paths) ARBOR_TRY(CheckPathShape(p));
+  for (const std::string& p : paths) ARBOR_TRY(CheckSymlinks(worktree, p, false, {}));
+  for (const std::string& p : paths) ARBOR_TRY(CheckAllowed(p, policy));
+  return {};
+}
+
 }  // namespace arbor

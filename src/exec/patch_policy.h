@@ -60,6 +60,13 @@ Result<std::vector<PatchFile>> ParsePatch(std::string_view diff);
 // worktree on disk (symlinks on the way to each path). Ok, or the first violation.
 Status CheckPatch(std::string_view diff, const std::string& worktree, const PatchPolicy& policy);
 
+// For whole files a specialist writes (an LLM's ```file: blocks): checks each path, relative
+// to `worktree`, with the same per-path rules as CheckPatch (bad-path, absolute-path,
+// path-traversal, git-dir, submodule for .gitmodules, symlink, through-symlink,
+// outside-allowlist); no paths is an empty-patch. Ok, or the first violation.
+Status CheckPaths(const std::vector<std::string>& paths, const std::string& worktree,
+                  const PatchPolicy& policy);
+
 // For specialists that edit the worktree directly: checks the changes of `worktree` relative
 // to `base_commit` (tracked and untracked files, from `git status` and `git diff --raw`) with
 // the same rules: new symlinks, gitlinks and nested repositories, .gitmodules, .git paths, a

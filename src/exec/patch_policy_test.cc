@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "exec/test_util.h"
 
@@ -177,6 +178,43 @@ TEST(CheckPatchTest, BinaryPatchesAreRefused) {
   EXPECT_EQ(Check("diff --git a/x.png b/x.png\nindex 1..2 100644\n"
                   "Binary files a/x.png and b/x.png differ\n"),
             "patch policy: binary: \"x.png\" is a binary patch, which cannot be inspected");
+}
+
+// The error message of CheckPaths in `worktree`, or "ok".
+std::string CheckFiles(const std::vector<std::string>& paths, const std::string& worktree,
+                       const PatchPolicy& policy = {}) {
+  Status s = CheckPaths(paths, worktree, policy);
+  return s.ok() ? "ok" : s.error().message;
+}
+
+TEST(CheckPathsTest, SamePerPathRulesAsPatches) {
+  test::TempDir worktree;
+  EXPECT_EQ(CheckFiles({"src/a.cc", "new/dir/b.h"}, worktree.path()), "ok");
+  EXPECT_EQ(CheckFiles({}, worktree.path()), "patch policy: empty-patch: no file to write");
+  EXPECT_EQ(CheckFiles({"src/a.cc", ".git/config"}, worktree.path()),
+            "patch policy: git-dir: \".git/config\" is inside a .git directory");
+  EXPECT_EQ(CheckFiles({"../x"}, worktree.path()),
+            "patch policy: path-traversal: \"../x\" leaves the worktree");
+  EXPECT_EQ(CheckFiles({"/etc/passwd"}, worktree.path()),
+            "patch policy: absolute-path: \"/etc/passwd\" is absolute");
+  EXPECT_EQ(CheckFiles({"a//b"}, worktree.path()),
+            "patch policy: bad-path: \"a//b\" has an empty or \".\" component");
+  EXPECT_EQ(CheckFiles({".GITMODULES"}, worktree.path()),
+            "patch policy: submodule: \".GITMODULES\" configures submodules (.gitmodules)");
+  EXPECT_EQ(CheckFiles({"docs/x.md"}, worktree.path(), PatchPolicy{{"src/**"}}),
+            "patch policy: outside-allowlist: \"docs/x.md\" matches none of src/**");
+}
+
+TEST(CheckPathsTest, SymlinksInTheWorktreeAreNeverFollowed) {
+  test::TempDir worktree;
+  test::TempDir outside;
+  ASSERT_EQ(symlink(outside.path().c_str(), (worktree.path() + "/out").c_str()), 0);
+  ASSERT_EQ(symlink("/etc/hostname", (worktree.path() + "/leaf").c_str()), 0);
+  EXPECT_EQ(CheckFiles({"out/x"}, worktree.path()),
+            "patch policy: through-symlink: \"out/x\" goes through \"out\", a symlink in the "
+            "worktree");
+  EXPECT_EQ(CheckFiles({"leaf"}, worktree.path()),
+            "patch policy: symlink: \"leaf\" is a symlink in the worktree");
 }
 
 }  // namespace
