@@ -235,7 +235,8 @@ SpecialistResult BuiltinSpecialist::Agent(const Task& task, const ApplySpec& app
                           R"(] with backend = "command" or "llm")");
   }
   return MakeResult(Verdict::kSkipped, task.parent_overlay, summary,
-                    "specialist backend '" + it->second.backend + "' is not built yet (issue #5)");
+                    "the builtin specialist does not run backend '" + it->second.backend +
+                        "': agent actions go through the SpecialistRouter (specialists/router.h)");
 }
 
 }  // namespace arbor

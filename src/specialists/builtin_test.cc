@@ -281,14 +281,17 @@ TEST_F(BuiltinTest, AgentWithoutBackendIsSkipped) {
   EXPECT_EQ(Implement(ApplyAgent("kernel")).diagnosis, r.diagnosis);
 }
 
-TEST_F(BuiltinTest, AgentWithAnUnbuiltBackendIsSkipped) {
+TEST_F(BuiltinTest, AgentOfAnotherBackendIsLeftToTheRouter) {
   spec_.specialists["kernel"] = SpecialistSpec{"kernel", "llm"};
   spec_.specialists["build"] = SpecialistSpec{"build", "command", "my-agent"};
   SpecialistResult r = Implement(ApplyAgent("kernel"));
   EXPECT_EQ(r.status, Verdict::kSkipped);
-  EXPECT_EQ(r.diagnosis, "specialist backend 'llm' is not built yet (issue #5)");
+  EXPECT_EQ(r.diagnosis,
+            "the builtin specialist does not run backend 'llm': agent actions go through the "
+            "SpecialistRouter (specialists/router.h)");
   EXPECT_EQ(Implement(ApplyAgent("build")).diagnosis,
-            "specialist backend 'command' is not built yet (issue #5)");
+            "the builtin specialist does not run backend 'command': agent actions go through the "
+            "SpecialistRouter (specialists/router.h)");
 }
 
 }  // namespace
