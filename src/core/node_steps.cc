@@ -148,6 +148,26 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
           "direction is pruned instead of retried";
     }
     PublishConstraints(node, prune, d.effect == RcaEffect::kBlockDependency);
+    if (d.effect == RcaEffect::kRetryOnce && !declarative &&
+        node->critic.requeued_from == kNoNode) {
+      // One retry, queued under the same parent: its specialist is told this failure (the
+      // task context lists it under "do not repeat") and competes like any candidate.
+      Node retry;
+      retry.id = tree_.MaxId() + 1;
+      retry.parent = node->parent;
+      retry.action_id = node->action_id;
+      retry.value = node->value;
+      retry.category = node->category;
+      retry.layer = node->layer;
+      retry.outcome = Outcome::kPending;
+      retry.step = Step::kNone;
+      retry.overlay = tree_.Find(node->parent)->overlay;
+      retry.created_s = CampaignTime();
+      retry.critic.requeued_from = node->id;
+      retry.diagnosis = "re-queued once: " + node->critic.rca + " at " + step +
+                        " is worth one retry by a specialist that is told the diagnosis";
+      pending_nodes_.push_back(retry);
+    }
   }
   return Finish(node, outcome, diagnosis, outcome == Outcome::kCrashed ? "crashed" : "reverted");
 }

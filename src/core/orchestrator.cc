@@ -104,6 +104,9 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   Mutation m;
   m.nodes.push_back(node);
   for (const Node& o : others) m.nodes.push_back(o);
+  std::vector<Node> retries = std::move(pending_nodes_);
+  pending_nodes_.clear();
+  for (const Node& r : retries) m.nodes.push_back(r);
   m.samples = std::move(samples);
   if (profile) m.profiles.emplace_back(node.id, *profile);
   m.events = std::move(events);
@@ -130,6 +133,7 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   AddActions(added);
   tree_.Upsert(node);
   for (const Node& o : others) tree_.Upsert(o);
+  for (const Node& r : retries) tree_.Upsert(r);
   if (profile) profiles_[node.id] = *profile;
   if (ports_.sink) {
     for (const auto& e : m.events) ports_.sink->OnEvent(e);

@@ -178,6 +178,7 @@ class Orchestrator {
   std::optional<Mutation::Prompt> pending_prompt_;
   std::vector<Event> pending_events_;
   std::vector<ActionSpec> pending_actions_;
+  std::vector<Node> pending_nodes_;  // retries queued by FailStep, saved with the failed node
   // Asks every proposing specialist for new actions once per incumbent.
   Status ProposeRound();
 
