@@ -95,8 +95,10 @@ std::unique_ptr<KbStore> OpenKnowledgeBase(const CampaignSpec& spec, const RunOp
   auto now = std::chrono::system_clock::now().time_since_epoch();
   context->campaign_uid =
       HashHex(db + "\n" + std::to_string(now.count()) + "\n" + std::to_string(getpid()));
-  if (!spec.kb.enabled || options.no_kb) return nullptr;
+  // The hardware signature is also what specialists are told they run on.
   auto hardware = DetectHardware();
+  if (hardware.ok()) context->hardware = *hardware;
+  if (!spec.kb.enabled || options.no_kb) return nullptr;
   if (!hardware.ok()) {
     std::fprintf(stderr, "arbor: %s; running without the knowledge base\n",
                  hardware.error().message.c_str());

@@ -121,6 +121,10 @@ nlohmann::json StatusJson(const CampaignView& view) {
       {"best", best},
       {"elapsed_s", view.meta.elapsed_s},
       {"budget", {{"max_nodes", view.max_nodes}, {"max_time_s", view.max_time_s}}},
+      {"llm",
+       {{"prompt_tokens", view.meta.llm_prompt_tokens},
+        {"completion_tokens", view.meta.llm_completion_tokens},
+        {"cost", view.meta.llm_cost}}},
   };
 }
 

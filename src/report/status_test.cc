@@ -34,7 +34,8 @@ TEST(StatusJsonTest, ExactShape) {
                 "skipped": 0, "running": 1, "pending": 1},
       "baseline": {"metric": "ops_per_s", "value": 1000.0},
       "best": {"node": 4, "value": 1800.0, "speedup": 1.8, "ci_low": null, "ci_high": null},
-      "elapsed_s": 12.5, "budget": {"max_nodes": 60, "max_time_s": 7200.0}})");
+      "elapsed_s": 12.5, "budget": {"max_nodes": 60, "max_time_s": 7200.0},
+      "llm": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}})");
   EXPECT_EQ(StatusJson(SampleView()), expected);
 }
 
