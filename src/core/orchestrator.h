@@ -136,11 +136,13 @@ class Orchestrator {
     ActionSpec action;  // a copy: proposals may grow the campaign's actions meanwhile
     Task task;
     std::future<SpecialistResult> result;
+    std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
   };
   Status Launch(NodeId id);
   // Waits for `id`'s running implementation and returns its result.
   SpecialistResult TakeResult(NodeId id);
-  // Records finished implementations of other in-flight nodes whose base is still current.
+  // Records finished implementations of other in-flight nodes whose base is still current:
+  // applied ones only, in dispatch order, up to the first that cannot be recorded yet.
   Status RecordReady(NodeId except);
   // Moves a running node whose parent is no longer the incumbent onto the incumbent, back to
   // the apply step (its implementation was for the old state).
