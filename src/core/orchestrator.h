@@ -175,6 +175,9 @@ class Orchestrator {
                                            NodeId node, std::vector<Event>* events,
                                            std::vector<ActionSpec>* accepted);
   void AddActions(const std::vector<ActionSpec>& actions);
+  // Accepts a specialist's follow-up proposals for `node` (listed in node->agent.proposed);
+  // their events and actions ride with the node's next Save.
+  void TakeProposals(Node* node, std::vector<ActionSpec> proposals);
   // Records a specialist's result on the node in flight and moves it on (or finishes it).
   Status RecordApply(Node* node, SpecialistResult r);
   std::optional<Mutation::Prompt> pending_prompt_;

@@ -45,18 +45,23 @@ SpecialistResult Orchestrator::TakeResult(NodeId id) {
 }
 
 Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
+  Node n = *tree_.Find(id);
   if (in_flight_.count(id) != 0) {
-    // Its result is for the old state: only what it spent is kept.
+    // Its result is for the old state. What it spent and proposed is kept, exactly as when
+    // RecordReady recorded it before the keep: the record must not depend on thread timing.
     SpecialistResult stale = TakeResult(id);
     AddUsage(stale.usage);
+    n.cost_s += stale.duration_s;
+    TakeProposals(&n, std::move(stale.proposals));
   }
-  Node n = *tree_.Find(id);
   n.parent = tree_.Incumbent();
   n.step = Step::kApply;
   n.commit.clear();
   n.overlay = tree_.Find(n.parent)->overlay;
   n.summary.clear();
+  std::vector<std::string> proposed = std::move(n.agent.proposed);
   n.agent = AgentNote{};
+  n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
   ARBOR_TRY(ports_.workspace->Release(id));
   if (prepared_node_ == id) prepared_node_ = built_node_ = kNoNode;
   return Save(
