@@ -122,12 +122,19 @@ std::vector<std::string> Orchestrator::AcceptProposals(std::vector<ActionSpec> p
   for (const ActionSpec& a : actions_) known.insert(a.id);
   std::vector<std::string> ids;
   for (ActionSpec& a : proposed) {
+    if (a.proposed_by.empty()) a.proposed_by = by;
+    // The same node proposing it again (re-dispatched, or its stale result was recorded too)
+    // is not a duplicate: whether its first proposal was recorded depends on thread timing.
+    const ActionSpec* existing = catalog_.FindAction(a.id);
+    if (existing != nullptr && existing->proposed_by == a.proposed_by) {
+      ids.push_back(a.id);
+      continue;
+    }
     if (!known.insert(a.id).second) {
       events->push_back(
           MakeEvent(node, "proposal_rejected", a.id + ": an action with this id already exists"));
       continue;
     }
-    if (a.proposed_by.empty()) a.proposed_by = by;
     events->push_back(MakeEvent(
         node, "proposal",
         a.id + " (" + a.layer + "/" + a.category + ", proposed by " + a.proposed_by + ")"));
@@ -135,6 +142,18 @@ std::vector<std::string> Orchestrator::AcceptProposals(std::vector<ActionSpec> p
     accepted->push_back(std::move(a));
   }
   return ids;
+}
+
+void Orchestrator::TakeProposals(Node* node, std::vector<ActionSpec> proposals) {
+  if (proposals.empty()) return;
+  const ActionSpec* action = catalog_.FindAction(node->action_id);
+  std::string by = (action != nullptr ? action->apply.agent : "") + " specialist at node " +
+                   std::to_string(node->id);
+  for (const std::string& id :
+       AcceptProposals(std::move(proposals), by, node->id, &pending_events_, &pending_actions_)) {
+    std::vector<std::string>& ids = node->agent.proposed;
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
 }
 
 void Orchestrator::AddActions(const std::vector<ActionSpec>& actions) {

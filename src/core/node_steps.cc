@@ -238,19 +238,10 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
   AddUsage(r.usage);
   // What the specialist was given and what it proposed are recorded with the node's next
   // state change, whatever the outcome.
-  std::vector<Event> events;
-  std::vector<ActionSpec> accepted;
-  if (!r.proposals.empty()) {
-    node->agent.proposed =
-        AcceptProposals(std::move(r.proposals),
-                        node->agent.domain + " specialist at node " + std::to_string(node->id),
-                        node->id, &events, &accepted);
-  }
+  TakeProposals(node, std::move(r.proposals));
   pending_prompt_ = r.prompt.empty() ? std::nullopt
                                      : std::optional<Mutation::Prompt>(Mutation::Prompt{
                                            node->id, "implement", std::move(r.prompt)});
-  pending_actions_ = accepted;
-  pending_events_ = std::move(events);
   switch (r.status) {
     case SpecialistResult::Status::kSkipped:
       return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");

@@ -136,11 +136,13 @@ class Orchestrator {
     ActionSpec action;  // a copy: proposals may grow the campaign's actions meanwhile
     Task task;
     std::future<SpecialistResult> result;
+    std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
   };
   Status Launch(NodeId id);
   // Waits for `id`'s running implementation and returns its result.
   SpecialistResult TakeResult(NodeId id);
-  // Records finished implementations of other in-flight nodes whose base is still current.
+  // Records finished implementations of other in-flight nodes whose base is still current:
+  // applied ones only, in dispatch order, up to the first that cannot be recorded yet.
   Status RecordReady(NodeId except);
   // Moves a running node whose parent is no longer the incumbent onto the incumbent, back to
   // the apply step (its implementation was for the old state).
@@ -173,6 +175,9 @@ class Orchestrator {
                                            NodeId node, std::vector<Event>* events,
                                            std::vector<ActionSpec>* accepted);
   void AddActions(const std::vector<ActionSpec>& actions);
+  // Accepts a specialist's follow-up proposals for `node` (listed in node->agent.proposed);
+  // their events and actions ride with the node's next Save.
+  void TakeProposals(Node* node, std::vector<ActionSpec> proposals);
   // Records a specialist's result on the node in flight and moves it on (or finishes it).
   Status RecordApply(Node* node, SpecialistResult r);
   std::optional<Mutation::Prompt> pending_prompt_;

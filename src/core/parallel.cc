@@ -7,7 +7,10 @@
 // benchmark, and the outcome does not depend on which thread finished first. Implementations
 // that finish while another node is measured are recorded at once (so a kill -9 keeps them);
 // a node whose base moved (a keep before its turn) is re-dispatched on the new incumbent.
+#include <algorithm>
 #include <future>
+#include <utility>
+#include <vector>
 
 #include "core/orchestrator.h"
 #include "util/check.h"
@@ -35,25 +38,30 @@ Status Orchestrator::Launch(NodeId id) {
 SpecialistResult Orchestrator::TakeResult(NodeId id) {
   auto it = in_flight_.find(id);
   ARBOR_CHECK(it != in_flight_.end(), "no implementation in flight for the node");
-  SpecialistResult r = it->second->result.get();
+  SpecialistResult r = it->second->ready ? std::move(*it->second->ready) : it->second->result.get();
   worktree_ = it->second->task.worktree;
   in_flight_.erase(it);
   return r;
 }
 
 Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
+  Node n = *tree_.Find(id);
   if (in_flight_.count(id) != 0) {
-    // Its result is for the old state: only what it spent is kept.
+    // Its result is for the old state. What it spent and proposed is kept, exactly as when
+    // RecordReady recorded it before the keep: the record must not depend on thread timing.
     SpecialistResult stale = TakeResult(id);
     AddUsage(stale.usage);
+    n.cost_s += stale.duration_s;
+    TakeProposals(&n, std::move(stale.proposals));
   }
-  Node n = *tree_.Find(id);
   n.parent = tree_.Incumbent();
   n.step = Step::kApply;
   n.commit.clear();
   n.overlay = tree_.Find(n.parent)->overlay;
   n.summary.clear();
+  std::vector<std::string> proposed = std::move(n.agent.proposed);
   n.agent = AgentNote{};
+  n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
   ARBOR_TRY(ports_.workspace->Release(id));
   if (prepared_node_ == id) prepared_node_ = built_node_ = kNoNode;
   return Save(
@@ -61,14 +69,22 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
 }
 
 Status Orchestrator::RecordReady(NodeId except) {
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    NodeId id = it->first;
-    bool ready = it->second->result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  // What is recorded early must not depend on which thread finished first: results are taken
+  // in dispatch order (the first to record a follow-up id gets it), and only applied ones (a
+  // failure finishes its node, and whether that happens on the old or the new incumbent must
+  // not depend on timing either: it waits for its turn, where a moved base re-dispatches it).
+  std::vector<std::pair<int64_t, NodeId>> order;
+  for (const auto& [id, flight] : in_flight_) order.emplace_back(tree_.Find(id)->seq, id);
+  std::sort(order.begin(), order.end());
+  for (const auto& [seq, id] : order) {
+    InFlight& flight = *in_flight_.at(id);
     const Node* n = tree_.Find(id);
-    ++it;  // TakeResult erases the entry
-    if (id == except || !ready || n->parent != tree_.Incumbent() || n->step != Step::kApply) {
-      continue;
+    if (id == except || n->parent != tree_.Incumbent() || n->step != Step::kApply) break;
+    if (!flight.ready) {
+      if (flight.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+      flight.ready = flight.result.get();
     }
+    if (flight.ready->status != SpecialistResult::Status::kApplied) break;
     Node copy = *n;
     SpecialistResult r = TakeResult(id);
     std::string keep_worktree = worktree_;
@@ -113,6 +129,7 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
   // Nothing outlives the batch: a stop or an error leaves unfinished nodes at their recorded
   // step for the next run, and their threads are joined here.
   for (auto& [id, flight] : in_flight_) {
+    if (flight->ready) AddUsage(flight->ready->usage);
     if (flight->result.valid()) AddUsage(flight->result.get().usage);
   }
   in_flight_.clear();

@@ -68,6 +68,7 @@ Result<std::vector<Event>> FakeStore::LoadEvents(NodeId node, int64_t after_id, 
 }
 
 Result<std::string> FakeWorkspace::Prepare(NodeId node, const std::string& commit) {
+  if (on_prepare) on_prepare(node);
   worktrees[node] = commit;
   return "/fake/n" + std::to_string(node);
 }

@@ -57,6 +57,8 @@ class FakeWorkspace : public Workspace {
   }
   std::optional<double> FreeDiskMb() override { return free_mb; }
   std::optional<double> free_mb;
+  // Called on every Prepare (e.g. a delay that lets other threads run first); none by default.
+  std::function<void(NodeId)> on_prepare;
 
   std::string branch = "c0";
   std::map<std::string, std::string> parent_of;  // commit -> parent commit
