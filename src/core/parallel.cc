@@ -86,10 +86,11 @@ Status Orchestrator::RecordReady(NodeId except) {
     }
     if (flight.ready->status != SpecialistResult::Status::kApplied) break;
     Node copy = *n;
-    SpecialistResult r = TakeResult(id);
+    // Saved before TakeResult, which points worktree_ at the recorded node's worktree.
     std::string keep_worktree = worktree_;
     NodeId keep_prepared = prepared_node_;
     NodeId keep_built = built_node_;
+    SpecialistResult r = TakeResult(id);
     ARBOR_TRY(RecordApply(&copy, std::move(r)));
     // Recording another node must not disturb the one being measured.
     worktree_ = keep_worktree;
