@@ -156,6 +156,13 @@ Result<int> RunCampaign(const RunOptions& options) {
   if (ec) return MakeError("cannot create " + paths.runs + ": " + ec.message(), kExitState);
   CampaignLock lock;
   ARBOR_TRY(lock.Acquire(paths.lock));
+  // Leftovers of a killed run (a coding agent outlives its shell) must not write into the
+  // worktrees this run recreates.
+  if (int n = KillProcessesWithin(paths.state_dir + "/worktrees") +
+              KillProcessesWithin(paths.runs + "/propose");
+      n > 0) {
+    std::fprintf(stderr, "arbor: killed %d process(es) a previous run left in its worktrees\n", n);
+  }
 
   auto opened = SqliteStore::Open(paths.db, OpenMode::kReadWrite);
   if (!opened.ok()) return WithCode(opened.error(), kExitStore);

@@ -77,4 +77,12 @@ std::string ShellQuote(const std::string& s);
 // process_reaper.h). Call it when no command is running (idle, shutdown). Returns the count.
 int KillOrphans();
 
+// Kills (SIGKILL) every process of this user, other than this one, whose working directory is
+// `dir` or lies under it, repeating until none is left (at most a few rounds). A killed Arbor's
+// commands die with it (PR_SET_PDEATHSIG), but their children — a coding agent started by the
+// shell — do not and would go on writing into a worktree the next run recreates at the same
+// path; the campaign's own folders are Arbor's alone (the campaign lock), so whatever still
+// works in them is a leftover. Returns how many it killed.
+int KillProcessesWithin(const std::string& dir);
+
 }  // namespace arbor
