@@ -133,7 +133,7 @@ std::string WorkTargetToml(const std::string& name, const std::string& bench,
          "[metric]\nname = \"time_s\"\ngoal = \"min\"\n"
          "source = 'regex:\"time_s\": ([0-9.]+)'\nrepetitions = 3\n\n"
          "[search]\nmax_nodes = 40\nmax_time = \"8m\"\nplateau = 40\n\n"
-         "[critic]\nmin_effect = 0.2\nmax_cv = 0.5\n\n";
+         "[critic]\nmin_effect = 0.3\nmax_cv = 0.5\n\n";
 }
 
 std::string LlmSpecialistToml(const std::string& domain, const std::string& base_url,

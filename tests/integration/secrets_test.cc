@@ -226,12 +226,13 @@ TEST(IntegrationSecrets, NoFormOfASecretSurvivesACampaign) {
   }
 
   // The campaign did what the leaks need: the agent, the 401, the proposal and the failed
-  // check all happened, and the target's logs were scrubbed rather than never written.
+  // check (an accuracy failure: reverted) all happened, and the target's logs were scrubbed rather
+  // than never written.
   std::map<std::string, std::string> outcomes;
   for (const auto& n : tree["nodes"]) outcomes[n["action"]] = n["outcome"];
   EXPECT_EQ(outcomes["agent.echo"], "kept") << tree.dump(2);
   EXPECT_EQ(outcomes["agent.reject"], "crashed") << tree.dump(2);
-  EXPECT_EQ(outcomes["env.leaky-check"], "crashed") << tree.dump(2);
+  EXPECT_EQ(outcomes["env.leaky-check"], "reverted") << tree.dump(2);
   EXPECT_TRUE(outcomes.count("env.proposed-f")) << tree.dump(2);
   EXPECT_GE(prompts, 3) << "the agents' and the proposal rounds' prompts";
   EXPECT_TRUE(sources.AnyContains(std::string("[redacted:") + kTokenEnv + "]"));
