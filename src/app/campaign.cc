@@ -227,8 +227,11 @@ Result<int> RunCampaign(const RunOptions& options) {
     scrubbing_kb = std::make_unique<ScrubbingKnowledgeBase>(kb.get(), &scrubber);
     kb_port = scrubbing_kb.get();
   }
-  Orchestrator orchestrator(spec, Ports{store, &workspace, &target, specialist.get(), &gate, &clock,
-                                        &sink_port, kb_port, kb_context});
+  ScrubbingWorkspace scrubbing_workspace(&workspace, &scrubber);
+  Workspace* workspace_port =
+      scrubber.empty() ? static_cast<Workspace*>(&workspace) : &scrubbing_workspace;
+  Orchestrator orchestrator(spec, Ports{store, workspace_port, &target, specialist.get(), &gate,
+                                        &clock, &sink_port, kb_port, kb_context});
   g_running.store(&orchestrator);
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

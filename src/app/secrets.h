@@ -7,6 +7,7 @@
 // decorator borrows its Scrubber and its inner port, which must outlive it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,31 @@ class ScrubbingEventSink : public EventSink {
 
  private:
   EventSink* inner_;
+  const Scrubber* scrubber_;
+};
+
+// A Workspace whose snapshot commit messages are scrubbed: a message carries the specialist's
+// summary (an LLM's words), and a commit in git history outlives the campaign.
+class ScrubbingWorkspace : public Workspace {
+ public:
+  ScrubbingWorkspace(Workspace* inner, const Scrubber* scrubber)
+      : inner_(inner), scrubber_(scrubber) {}
+
+  Result<std::string> Open() override { return inner_->Open(); }
+  Result<std::string> Prepare(NodeId node, const std::string& commit) override {
+    return inner_->Prepare(node, commit);
+  }
+  Result<std::string> Snapshot(NodeId node, const std::string& message,
+                               const EnvOverlay& overlay) override {
+    return inner_->Snapshot(node, scrubber_->Scrub(message), overlay);
+  }
+  Status Promote(const std::string& commit) override { return inner_->Promote(commit); }
+  Status Release(NodeId node) override { return inner_->Release(node); }
+  Status ReleaseAll() override { return inner_->ReleaseAll(); }
+  std::optional<double> FreeDiskMb() override { return inner_->FreeDiskMb(); }
+
+ private:
+  Workspace* inner_;
   const Scrubber* scrubber_;
 };
 
