@@ -210,4 +210,33 @@ Status Orchestrator::ProposeRound() {
   return {};
 }
 
+Status Orchestrator::ReportLlmBudget() {
+  if (llm_budget_reported_) return {};
+  llm_budget_reported_ = true;
+  Mutation m;
+  m.events.push_back(MakeEvent(
+      kNoNode, "llm_budget",
+      "LLM budget spent (" + std::to_string(meta_.llm_prompt_tokens + meta_.llm_completion_tokens) +
+          " tokens, cost " + FormatDouble(meta_.llm_cost, 4) +
+          "): actions of LLM specialists are no longer dispatched"));
+  ARBOR_TRY(ports_.store->Apply(m));
+  if (ports_.sink) ports_.sink->OnEvent(m.events.back());
+  return {};
+}
+
+Status Orchestrator::LoadProposedActions() {
+  // Actions specialists proposed earlier in this campaign (the campaign file's win on a clash:
+  // the user may have adopted one under the same id).
+  auto proposed = ports_.store->LoadActions();
+  if (!proposed.ok()) return proposed.error();
+  std::set<std::string> known;
+  for (const ActionSpec& a : actions_) known.insert(a.id);
+  std::vector<ActionSpec> added;
+  for (ActionSpec& a : *proposed) {
+    if (known.insert(a.id).second) added.push_back(std::move(a));
+  }
+  AddActions(added);
+  return {};
+}
+
 }  // namespace arbor

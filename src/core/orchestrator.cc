@@ -205,17 +205,7 @@ Status Orchestrator::Load() {
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
     tree_.Upsert(std::move(n));
   }
-  // Actions specialists proposed earlier in this campaign (the campaign file's win on a clash:
-  // the user may have adopted one under the same id).
-  auto proposed = ports_.store->LoadActions();
-  if (!proposed.ok()) return proposed.error();
-  std::set<std::string> known;
-  for (const ActionSpec& a : actions_) known.insert(a.id);
-  std::vector<ActionSpec> added;
-  for (ActionSpec& a : *proposed) {
-    if (known.insert(a.id).second) added.push_back(std::move(a));
-  }
-  AddActions(added);
+  ARBOR_TRY(LoadProposedActions());
   ARBOR_TRY(LoadKnowledge());
   meta_.budget_nodes = spec_.search.max_nodes;
   meta_.budget_time_s = spec_.search.max_time_s;
@@ -304,41 +294,13 @@ Result<RunSummary> Orchestrator::Run() {
     ARBOR_TRY(ProposeRound());
     ARBOR_TRY(PruneViolations(ScoreCandidates(), &scored));
     bool llm_spent = LlmBudgetSpent();
-    if (llm_spent && !llm_budget_reported_) {
-      llm_budget_reported_ = true;
-      Mutation m;
-      m.events.push_back(
-          MakeEvent(kNoNode, "llm_budget",
-                    "LLM budget spent (" +
-                        std::to_string(meta_.llm_prompt_tokens + meta_.llm_completion_tokens) +
-                        " tokens, cost " + FormatDouble(meta_.llm_cost, 4) +
-                        "): actions of LLM specialists are no longer dispatched"));
-      ARBOR_TRY(ports_.store->Apply(m));
-      if (ports_.sink) ports_.sink->OnEvent(m.events.back());
-    }
-    const ScoredCandidate* best = nullptr;
-    for (const auto& s : scored) {
-      if (llm_spent && UsesLlm(*s.candidate.action)) continue;
-      if (s.terms.g >= spec_.search.min_gain) {
-        best = &s;
-        break;
-      }
-    }
-    if (best == nullptr) {
+    if (llm_spent) ARBOR_TRY(ReportLlmBudget());
+    std::vector<const ScoredCandidate*> batch = ChooseBatch(scored, llm_spent);
+    if (batch.empty()) {
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
       ARBOR_TRY(Stop("finished", "exhausted"));
       break;
-    }
-    // With search.parallel = K, the next K-1 candidates (in score order) are implemented at
-    // the same time; measurement stays one node at a time (src/core/parallel.cc).
-    std::vector<const ScoredCandidate*> batch{best};
-    int room = spec_.search.max_nodes - tree_.FinishedCount();
-    for (const auto& s : scored) {
-      if (static_cast<int>(batch.size()) >= std::min(spec_.search.parallel, room)) break;
-      if (&s == best || s.terms.g < spec_.search.min_gain) continue;
-      if (llm_spent && UsesLlm(*s.candidate.action)) continue;
-      batch.push_back(&s);
     }
     ARBOR_TRY(DispatchBatch(batch));
   }

@@ -186,6 +186,14 @@ class Orchestrator {
   std::vector<Node> pending_nodes_;  // retries queued by FailStep, saved with the failed node
   // Asks every proposing specialist for new actions once per incumbent.
   Status ProposeRound();
+  // Records once per process that the LLM budget is spent.
+  Status ReportLlmBudget();
+  // Makes the actions proposed earlier in this campaign (the store's) candidates again.
+  Status LoadProposedActions();
+  // The candidates to dispatch next: the best worth trying and, with search.parallel = K, the
+  // next K-1 (empty: nothing is worth trying).
+  std::vector<const ScoredCandidate*> ChooseBatch(const std::vector<ScoredCandidate>& scored,
+                                                  bool llm_spent);
 
   const CampaignSpec& spec_;
   Ports ports_;

@@ -137,4 +137,20 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
   return status;
 }
 
+std::vector<const ScoredCandidate*> Orchestrator::ChooseBatch(
+    const std::vector<ScoredCandidate>& scored, bool llm_spent) {
+  // The best worth trying, then (search.parallel = K) the next K-1 in score order, never more
+  // than the node budget has room for.
+  std::vector<const ScoredCandidate*> batch;
+  int size =
+      std::max(1, std::min(spec_.search.parallel, spec_.search.max_nodes - tree_.FinishedCount()));
+  for (const auto& s : scored) {
+    if (static_cast<int>(batch.size()) >= size) break;
+    if (s.terms.g < spec_.search.min_gain) continue;
+    if (llm_spent && UsesLlm(*s.candidate.action)) continue;
+    batch.push_back(&s);
+  }
+  return batch;
+}
+
 }  // namespace arbor

@@ -31,7 +31,7 @@ struct ChatMessage {
 };
 
 struct ChatOptions {
-  std::string base_url;     // "http://127.0.0.1:8000/v1" (no trailing /chat/completions)
+  std::string base_url;  // "http://127.0.0.1:8000/v1" (no trailing /chat/completions)
   std::string model;
   std::string api_key_env;  // name of the variable holding the key; "" = no key
   double timeout_s = 120;
