@@ -5,6 +5,7 @@ find_package(tomlplusplus REQUIRED)        # libtomlplusplus-dev
 find_package(nlohmann_json 3.10 REQUIRED)  # nlohmann-json3-dev
 find_package(CLI11 REQUIRED)               # libcli11-dev
 find_package(SQLite3 REQUIRED)             # libsqlite3-dev
+find_package(CURL REQUIRED)                # libcurl4-openssl-dev
 # libcpp-httplib-dev: Debian ships httplib.h with a compiled library (and OpenSSL support on),
 # so it is found through its pkg-config file rather than as a header-only target.
 find_package(PkgConfig REQUIRED)

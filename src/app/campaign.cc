@@ -14,11 +14,13 @@
 #include <memory>
 #include <string>
 
+#include "app/agents.h"
 #include "app/command_target.h"
 #include "app/crash_points.h"
 #include "app/hardware.h"
 #include "app/kb_commands.h"
 #include "app/paths.h"
+#include "app/secrets.h"
 #include "app/sinks.h"
 #include "arbor/exit_codes.h"
 #include "config/campaign_loader.h"
@@ -93,8 +95,10 @@ std::unique_ptr<KbStore> OpenKnowledgeBase(const CampaignSpec& spec, const RunOp
   auto now = std::chrono::system_clock::now().time_since_epoch();
   context->campaign_uid =
       HashHex(db + "\n" + std::to_string(now.count()) + "\n" + std::to_string(getpid()));
-  if (!spec.kb.enabled || options.no_kb) return nullptr;
+  // The hardware signature is also what specialists are told they run on.
   auto hardware = DetectHardware();
+  if (hardware.ok()) context->hardware = *hardware;
+  if (!spec.kb.enabled || options.no_kb) return nullptr;
   if (!hardware.ok()) {
     std::fprintf(stderr, "arbor: %s; running without the knowledge base\n",
                  hardware.error().message.c_str());
@@ -152,6 +156,13 @@ Result<int> RunCampaign(const RunOptions& options) {
   if (ec) return MakeError("cannot create " + paths.runs + ": " + ec.message(), kExitState);
   CampaignLock lock;
   ARBOR_TRY(lock.Acquire(paths.lock));
+  // Leftovers of a killed run (a coding agent outlives its shell) must not write into the
+  // worktrees this run recreates.
+  if (int n = KillProcessesWithin(paths.state_dir + "/worktrees") +
+              KillProcessesWithin(paths.runs + "/propose");
+      n > 0) {
+    std::fprintf(stderr, "arbor: killed %d process(es) a previous run left in its worktrees\n", n);
+  }
 
   auto opened = SqliteStore::Open(paths.db, OpenMode::kReadWrite);
   if (!opened.ok()) return WithCode(opened.error(), kExitStore);
@@ -165,15 +176,28 @@ Result<int> RunCampaign(const RunOptions& options) {
     store = crashing.get();
   }
 
+  // Secrets ([secrets] env and every api_key_env) never reach the store, the knowledge base,
+  // logs, live events or a model (docs/secrets.md).
+  Scrubber scrubber = ScrubberFromEnv(spec.secrets);
+  std::unique_ptr<ScrubbingStore> scrubbing;
+  if (!scrubber.empty()) {
+    scrubbing = std::make_unique<ScrubbingStore>(store, &scrubber);
+    store = scrubbing.get();
+  }
   CommandTarget target(&spec, paths.runs);
-  BuiltinSpecialist specialist(&spec, paths.runs);
+  if (!scrubber.empty()) target.set_scrubber(&scrubber);
+  std::unique_ptr<SpecialistRouter> specialist =
+      MakeSpecialists(&spec, &target, paths.runs, &scrubber);
   // The Critic's statistical gate; the plain median comparison exists for ablations only and
   // the campaign records which one it was started with (it cannot change mid-campaign).
   CriticGate critic_gate;
   MedianGate median_gate;
   Gate& gate = spec.critic.enabled ? static_cast<Gate&>(critic_gate) : median_gate;
   SteadyClock clock;
-  TeeSink sink;
+  TeeSink tee;
+  ScrubbingEventSink scrubbing_sink(&tee, &scrubber);
+  EventSink& sink_port = scrubber.empty() ? static_cast<EventSink&>(tee) : scrubbing_sink;
+  TeeSink& sink = tee;
   std::unique_ptr<TerminalSink> terminal;
   std::unique_ptr<JsonLinesSink> json_out;
   std::unique_ptr<JsonLinesSink> json_file;
@@ -197,8 +221,17 @@ Result<int> RunCampaign(const RunOptions& options) {
 
   KbContext kb_context;
   std::unique_ptr<KbStore> kb = OpenKnowledgeBase(spec, options, paths.db, &kb_context);
-  Orchestrator orchestrator(spec, Ports{store, &workspace, &target, &specialist, &gate, &clock,
-                                        &sink, kb.get(), kb_context});
+  KnowledgeBase* kb_port = kb.get();
+  std::unique_ptr<ScrubbingKnowledgeBase> scrubbing_kb;
+  if (kb && !scrubber.empty()) {
+    scrubbing_kb = std::make_unique<ScrubbingKnowledgeBase>(kb.get(), &scrubber);
+    kb_port = scrubbing_kb.get();
+  }
+  ScrubbingWorkspace scrubbing_workspace(&workspace, &scrubber);
+  Workspace* workspace_port =
+      scrubber.empty() ? static_cast<Workspace*>(&workspace) : &scrubbing_workspace;
+  Orchestrator orchestrator(spec, Ports{store, workspace_port, &target, specialist.get(), &gate,
+                                        &clock, &sink_port, kb_port, kb_context});
   g_running.store(&orchestrator);
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

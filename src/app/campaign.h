@@ -34,6 +34,7 @@ struct ViewOptions {
   bool json = false;
   TreeFormat format = TreeFormat::kAscii;
   bool color = false;
+  bool prompt = false;  // show: the node's recorded prompts instead of its details
 };
 // Each returns the text to print on stdout.
 Result<std::string> StatusCommand(const ViewOptions& options);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "app/secrets.h"
 #include "formats/importers.h"
 #include "formats/metrics.h"
 #include "util/strings.h"
@@ -93,8 +94,14 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   auto r = RunCommand(rs);
   if (!r.ok()) {
     run.step.kind = ExitKind::kSpawnError;
-    run.step.detail = r.error().message;
+    run.step.detail = Scrubbed(r.error().message);
     return run;
+  }
+  if (scrubber_ != nullptr) {
+    for (const std::string& log : {rs.stdout_path, rs.stderr_path}) {
+      // A log that cannot be scrubbed must not be kept: the secret would outlive the run.
+      if (!ScrubFileInPlace(log, *scrubber_).ok()) fs::remove(log, ec);
+    }
   }
   run.step.duration_s = r->duration_s;
   switch (r->status) {
@@ -123,7 +130,13 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     run.step.tail = ReadTail(rs.stderr_path, 2048);
     if (Trim(run.step.tail).empty()) run.step.tail = ReadTail(rs.stdout_path, 2048);
   }
+  run.step.tail = Scrubbed(std::move(run.step.tail));
+  run.step.detail = Scrubbed(std::move(run.step.detail));
   return run;
+}
+
+std::string CommandTarget::Scrubbed(std::string text) const {
+  return scrubber_ == nullptr ? text : scrubber_->Scrub(text);
 }
 
 StepResult CommandTarget::Build(const RunContext& ctx) {
@@ -142,7 +155,7 @@ Measurement CommandTarget::Check(const RunContext& ctx) {
       ExtractMetric(*spec_->accuracy.source, out, ReadIfExists(run.out_dir + "/out/metrics.json"));
   if (!v.ok()) {
     m.step.kind = ExitKind::kBadOutput;
-    m.step.detail = "accuracy " + v.error().message;
+    m.step.detail = Scrubbed("accuracy " + v.error().message);
     return m;
   }
   m.value = *v;
@@ -159,7 +172,7 @@ Measurement CommandTarget::Bench(const RunContext& ctx) {
   auto v = ExtractMetric(spec_->metric.source, out, metrics_file);
   if (!v.ok()) {
     m.step.kind = ExitKind::kBadOutput;
-    m.step.detail = v.error().message;
+    m.step.detail = Scrubbed(v.error().message);
     return m;
   }
   m.value = *v;
@@ -185,7 +198,7 @@ ProfileResult CommandTarget::Profile(const RunContext& ctx) {
   auto p = text.ok() ? ImportProfile(*text, spec_->profile) : Result<arbor::Profile>(text.error());
   if (!p.ok()) {
     r.step.kind = ExitKind::kBadOutput;
-    r.step.detail = p.error().message;
+    r.step.detail = Scrubbed(p.error().message);
     return r;
   }
   r.profile = *p;

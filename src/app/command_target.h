@@ -13,6 +13,7 @@
 #include "core/ports.h"
 #include "core/spec.h"
 #include "exec/runner.h"
+#include "util/secrets.h"
 
 namespace arbor {
 
@@ -24,6 +25,10 @@ class CommandTarget : public Target {
   Measurement Bench(const RunContext& ctx) override;
   ProfileResult Profile(const RunContext& ctx) override;
 
+  // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
+  // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.
+  void set_scrubber(const Scrubber* scrubber) { scrubber_ = scrubber; }
+
   // The variables of Arbor's own environment a target command may see.
   static std::map<std::string, std::string> InheritedEnv();
 
@@ -34,9 +39,12 @@ class CommandTarget : public Target {
     std::string stdout_path;
   };
   Run Execute(const RunContext& ctx, const std::string& command, double timeout_s);
+  // `text` without secrets (unchanged when no scrubber is set).
+  std::string Scrubbed(std::string text) const;
 
   const CampaignSpec* spec_;
   std::string runs_dir_;
+  const Scrubber* scrubber_ = nullptr;
 };
 
 }  // namespace arbor

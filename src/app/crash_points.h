@@ -36,6 +36,10 @@ class CrashPointStore : public Store {
   Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
     return inner_->LoadEvents(node, after_id, limit);
   }
+  Result<std::vector<ActionSpec>> LoadActions() override { return inner_->LoadActions(); }
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override {
+    return inner_->LoadPrompts(node);
+  }
 
  private:
   Store* inner_;

@@ -85,6 +85,27 @@ Result<std::string> ShowCommand(const ViewOptions& options, long long id) {
                          "' (it has " + std::to_string(nodes->size()) + " nodes)",
                      kExitState);
   }
+  if (options.prompt) {
+    // Exactly what the node's specialist was given (and, on an incumbent, what its proposal
+    // rounds were given), as recorded: nothing is recomposed.
+    auto prompts = opened->store->LoadPrompts(id);
+    if (!prompts.ok()) return MakeError(prompts.error().message, kExitStore);
+    if (prompts->empty()) {
+      return MakeError("node #" + std::to_string(id) + " has no recorded prompt (" +
+                           (node->agent.backend.empty()
+                                ? "its action is declarative: the builtin specialist needs none"
+                                : "its specialist never ran") +
+                           ")",
+                       kExitState);
+    }
+    std::string out;
+    for (const Mutation::Prompt& p : *prompts) {
+      if (prompts->size() > 1) out += "=== " + p.kind + " ===\n";
+      out += p.text;
+      if (!out.empty() && out.back() != '\n') out += '\n';
+    }
+    return out;
+  }
   auto samples = opened->store->LoadSamples(id);
   auto profile = opened->store->LoadProfile(id);
   auto events = opened->store->LoadEvents(id, 0, 100000);

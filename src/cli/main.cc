@@ -131,6 +131,7 @@ int Main(int argc, char** argv) {
   show->add_option("node", node_id, "node id")->required();
   show->add_option("file", view.file, "campaign file");
   show->add_flag("--json", view.json, "machine-readable");
+  show->add_flag("--prompt", view.prompt, "print exactly what the node's specialist was given");
 
   KbCli kb;
   kb.Register(app);

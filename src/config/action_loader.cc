@@ -287,7 +287,9 @@ class CycleFinder {
     stack_.push_back(i);
     const ActionSpec& a = *declared_[i].spec;
     for (size_t r = 0; r < a.requires_.size(); ++r) {
-      size_t j = index_.at(a.requires_[r]);
+      auto declared = index_.find(a.requires_[r]);
+      if (declared == index_.end()) continue;  // an external action: no edge back to us
+      size_t j = declared->second;
       if (color_[j] == kGray) {
         std::string cycle;
         auto from = std::find(stack_.begin(), stack_.end(), j);
@@ -313,7 +315,7 @@ class CycleFinder {
 }  // namespace
 
 Status ReadActions(const Section& root, const std::string& base_dir,
-                   std::vector<ActionSpec>* actions) {
+                   std::vector<ActionSpec>* actions, const std::vector<std::string>& external_ids) {
   std::vector<const toml::table*> tables;
   ARBOR_TRY(root.GetTableArray("action", &tables));
   actions->resize(tables.size());
@@ -333,7 +335,9 @@ Status ReadActions(const Section& root, const std::string& base_dir,
     ids.push_back(action->id);
     declared.push_back({s, action});
   }
-  ARBOR_TRY(CheckReferences(declared, ids));
+  std::vector<std::string> referable = ids;
+  referable.insert(referable.end(), external_ids.begin(), external_ids.end());
+  ARBOR_TRY(CheckReferences(declared, referable));
   return CycleFinder(declared).Check();
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/action_loader.h"
+#include "config/agents_loader.h"
 #include "config/profile_loader.h"
 #include "config/toml_reader.h"
 #include "config/values.h"
@@ -40,7 +41,14 @@ Status ReadCampaign(const Section& root, const std::string& base_dir, CampaignSp
   const toml::table* table = nullptr;
   ARBOR_TRY(RequireTable(root, "campaign", "[campaign] with name = \"...\"", &table));
   Section s(root.file(), *table, "campaign", "in [campaign]");
-  ARBOR_TRY(s.CheckKeys({"name", "workspace", "seed"}));
+  ARBOR_TRY(s.CheckKeys({"name", "workspace", "seed", "skills_dir"}));
+  std::string skills;
+  ARBOR_TRY(s.ReadNonEmptyString("skills_dir", &skills));
+  if (!skills.empty()) {
+    spec->skills_dir = ResolvePath(base_dir, skills);
+  } else if (std::error_code ec; std::filesystem::is_directory(base_dir + "/skills", ec)) {
+    spec->skills_dir = base_dir + "/skills";
+  }
   ARBOR_TRY(s.Require("name", "a name like \"tinyserve\""));
   ARBOR_TRY(s.ReadString("name", &spec->name));
   if (!IsValidCampaignName(spec->name)) {
@@ -209,55 +217,6 @@ Status ReadKb(const Section& root, const std::string& base_dir, KbSpec* kb) {
   return {};
 }
 
-Status ReadSpecialist(const Section& s, SpecialistSpec* specialist) {
-  ARBOR_TRY(s.CheckKeys({"backend", "command", "model", "base_url", "api_key_env"}));
-  ARBOR_TRY(s.ReadString("backend", &specialist->backend));
-  const std::string& backend = specialist->backend;
-  if (backend != "builtin" && backend != "command" && backend != "llm") {
-    return s.Invalid(*s.Get("backend"), s.KeyPath("backend"),
-                     "; expected \"builtin\", \"command\" or \"llm\"");
-  }
-  if (backend == "command") {
-    ARBOR_TRY(s.Require("command", "the agent command (backend \"command\" runs it)"));
-  }
-  if (backend == "llm") {
-    ARBOR_TRY(s.Require("model", "a model name (backend \"llm\" needs it)"));
-    ARBOR_TRY(s.Require("base_url", "an OpenAI-compatible URL (backend \"llm\" needs it)"));
-  }
-  ARBOR_TRY(s.ReadNonEmptyString("command", &specialist->command));
-  ARBOR_TRY(s.ReadNonEmptyString("model", &specialist->model));
-  ARBOR_TRY(s.ReadNonEmptyString("base_url", &specialist->base_url));
-  ARBOR_TRY(s.ReadString("api_key_env", &specialist->api_key_env));
-  if (const toml::node* node = s.Get("api_key_env");
-      node != nullptr && !IsValidEnvName(specialist->api_key_env)) {
-    return s.Invalid(*node, s.KeyPath("api_key_env"),
-                     "; expected an environment variable name like \"OPENAI_API_KEY\"");
-  }
-  return {};
-}
-
-Status ReadSpecialists(const Section& root, std::map<std::string, SpecialistSpec>* out) {
-  const toml::table* table = nullptr;
-  ARBOR_TRY(root.GetTable("specialists", &table));
-  if (table == nullptr) return {};
-  for (auto&& [key, node] : *table) {
-    std::string domain(key.str());
-    if (!IsValidName(domain)) {
-      return ErrorAt(
-          root.file(), key.source(),
-          "invalid specialist domain '" + domain + "'; expected letters, digits, '.', '_' or '-'");
-    }
-    std::string path = "specialists." + domain;
-    if (!node.is_table()) return root.WrongType(node, path, "a table ([" + path + "])");
-    Section s(root.file(), *node.as_table(), path, "in [" + path + "]");
-    SpecialistSpec specialist;
-    specialist.domain = domain;
-    ARBOR_TRY(ReadSpecialist(s, &specialist));
-    (*out)[domain] = std::move(specialist);
-  }
-  return {};
-}
-
 Error SyntaxError(const std::string& file, const toml::parse_error& e) {
   std::string description(e.description());
   for (char& c : description) {
@@ -291,7 +250,7 @@ Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& pat
   spec.file = path_for_messages;
   Section root(path_for_messages, document, "", "at the top level");
   ARBOR_TRY(root.CheckKeys({"campaign", "target", "metric", "accuracy", "search", "critic", "kb",
-                            "specialists", "action", "profile"}));
+                            "specialists", "llm", "secrets", "action", "profile"}));
   ARBOR_TRY(ReadCampaign(root, base_abs, &spec));
   ARBOR_TRY(ReadTarget(root, &spec.target));
   ARBOR_TRY(ReadMetric(root, &spec.metric));
@@ -299,7 +258,7 @@ Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& pat
   ARBOR_TRY(ReadSearch(root, &spec.search));
   ARBOR_TRY(ReadCritic(root, &spec.critic));
   ARBOR_TRY(ReadKb(root, base_abs, &spec.kb));
-  ARBOR_TRY(ReadSpecialists(root, &spec.specialists));
+  ARBOR_TRY(config_internal::ReadAgents(root, base_abs, &spec));
   ARBOR_TRY(config_internal::ReadActions(root, base_abs, &spec.actions));
   ARBOR_TRY(config_internal::ReadProfile(root, &spec.profile));
   return spec;

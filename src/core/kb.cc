@@ -192,6 +192,8 @@ KbEntry EntryFromNode(const Node& node, const ActionSpec& action, const KbContex
   } else {
     e.lesson = "Pitfall: " + what + " was reverted: " + node.diagnosis;
   }
+  // What the specialist found on the way is worth as much as the outcome to the next one.
+  if (!node.agent.findings.empty()) e.lesson += " Findings: " + Join(node.agent.findings, "; ");
   return e;
 }
 

@@ -48,6 +48,7 @@ Status Orchestrator::LoadKnowledge() {
       return {};
     }
     kb_priors_ = KbPriors::Compute(*entries, spec_.actions, context);
+    kb_entries_ = std::move(*entries);
   }
   kb_ok_ = true;
   // Finished nodes a killed process had no time to record.

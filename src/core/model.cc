@@ -129,6 +129,12 @@ bool CriticNote::empty() const {
          suggestion.empty() && requeued_from == kNoNode && flags.empty() && constraints.empty();
 }
 
+bool AgentNote::empty() const {
+  return backend.empty() && domain.empty() && confidence == 0 && rounds == 0 &&
+         prompt_tokens == 0 && completion_tokens == 0 && cost == 0 && findings.empty() &&
+         questions.empty() && proposed.empty();
+}
+
 std::string Node::CandidateKey() const { return arbor::CandidateKey(action_id, value); }
 
 }  // namespace arbor

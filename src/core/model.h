@@ -101,6 +101,22 @@ struct CriticNote {
   bool empty() const;
 };
 
+// What a specialist reported for a node (empty for builtin actions): its backend, confidence,
+// findings for the knowledge base, residual questions, and the LLM tokens and cost it spent.
+struct AgentNote {
+  std::string backend;  // command | llm ("" for builtin)
+  std::string domain;
+  double confidence = 0;  // 0..1 as reported (0: not reported)
+  int rounds = 0;         // llm: implement rounds used
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  double cost = 0;
+  std::vector<std::string> findings;
+  std::vector<std::string> questions;
+  std::vector<std::string> proposed;  // ids of the follow-up actions it proposed
+  bool empty() const;
+};
+
 struct Node {
   NodeId id = kNoNode;
   NodeId parent = kNoNode;
@@ -122,6 +138,7 @@ struct Node {
   double cost_s = 0;    // wall time spent on the node (apply .. decide)
   std::string summary;  // what the specialist did
   CriticNote critic;
+  AgentNote agent;
 
   // Key of the candidate this node ran: "id" or "id[value]".
   std::string CandidateKey() const;
@@ -188,6 +205,12 @@ struct CampaignMeta {
   // views show what the campaign is actually held to.
   int64_t budget_nodes = 0;
   double budget_time_s = 0;
+  // LLM specialists: what the campaign spent (all nodes and proposal rounds), and the incumbent
+  // whose proposal round last ran (a resume does not ask again).
+  int64_t llm_prompt_tokens = 0;
+  int64_t llm_completion_tokens = 0;
+  double llm_cost = 0;
+  int64_t proposed_at = 0;
   int64_t final_node = 0;
   double final_speedup = 0;
   double final_ci_low = 0;

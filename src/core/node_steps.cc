@@ -49,6 +49,7 @@ Status Orchestrator::Evaluate(NodeId id) {
   Node node = *tree_.Find(id);
   while (node.step != Step::kDone) {
     if (stop_requested_.load()) return {};
+    if (!in_flight_.empty()) ARBOR_TRY(RecordReady(id));
     switch (node.step) {
       case Step::kNone:
       case Step::kApply:
@@ -147,13 +148,58 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
           "direction is pruned instead of retried";
     }
     PublishConstraints(node, prune, d.effect == RcaEffect::kBlockDependency);
+    if (d.effect == RcaEffect::kRetryOnce && !declarative &&
+        node->critic.requeued_from == kNoNode) {
+      // One retry, queued under the same parent: its specialist is told this failure (the
+      // task context lists it under "do not repeat") and competes like any candidate.
+      Node retry;
+      retry.id = tree_.MaxId() + 1;
+      retry.parent = node->parent;
+      retry.action_id = node->action_id;
+      retry.value = node->value;
+      retry.category = node->category;
+      retry.layer = node->layer;
+      retry.outcome = Outcome::kPending;
+      retry.step = Step::kNone;
+      retry.overlay = tree_.Find(node->parent)->overlay;
+      retry.created_s = CampaignTime();
+      retry.critic.requeued_from = node->id;
+      retry.diagnosis = "re-queued once: " + node->critic.rca + " at " + step +
+                        " is worth one retry by a specialist that is told the diagnosis";
+      pending_nodes_.push_back(retry);
+    }
   }
   return Finish(node, outcome, diagnosis, outcome == Outcome::kCrashed ? "crashed" : "reverted");
+}
+
+Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
+                            const std::string& worktree) {
+  const Node* parent = tree_.Find(node.parent);
+  Task task;
+  task.node = node.id;
+  task.action = action;
+  task.value = node.value;
+  task.worktree = worktree;
+  task.base_commit = parent->commit;
+  task.parent_overlay = parent->overlay;
+  task.base_env = spec_.target.env;
+  task.context = BuildContext(
+      parent->id, action, node.value,
+      action->apply.kind == ApplySpec::Kind::kAgent ? action->apply.agent : action->layer);
+  task.known_actions = KnownActions();
+  return task;
 }
 
 Status Orchestrator::StepApply(Node* node) {
   const Node* parent = tree_.Find(node->parent);
   ARBOR_CHECK(parent != nullptr, "node without parent");
+  if (in_flight_.count(node->id) != 0) {
+    // Started with its batch: its worktree exists and the specialist is at work.
+    SpecialistResult r = TakeResult(node->id);
+    prepared_node_ = node->id;
+    built_node_ = kNoNode;
+    return RecordApply(node, std::move(r));
+  }
   // A previous process may have died half-way through applying: always start from a fresh
   // worktree at the parent's commit.
   ARBOR_TRY(ports_.workspace->Release(node->id));
@@ -168,16 +214,34 @@ Status Orchestrator::StepApply(Node* node) {
     return Finish(node, Outcome::kPruned,
                   "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
   }
-  Task task;
-  task.node = node->id;
-  task.action = action;
-  task.value = node->value;
-  task.worktree = worktree_;
-  task.parent_overlay = parent->overlay;
-  task.base_env = spec_.target.env;
-  SpecialistResult r = ports_.specialist->Implement(task);
+  SpecialistResult r = ports_.specialist->Implement(MakeTask(*node, action, worktree_));
+  return RecordApply(node, std::move(r));
+}
+
+Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
   node->cost_s += r.duration_s;
   node->summary = r.summary;
+  if (r.backend != "builtin" && !r.backend.empty()) {
+    AgentNote& a = node->agent;
+    a.backend = r.backend;
+    a.domain = catalog_.FindAction(node->action_id) != nullptr
+                   ? catalog_.FindAction(node->action_id)->apply.agent
+                   : "";
+    a.confidence = r.confidence;
+    a.rounds = r.usage.rounds;
+    a.prompt_tokens = r.usage.prompt_tokens;
+    a.completion_tokens = r.usage.completion_tokens;
+    a.cost = r.usage.cost;
+    a.findings = r.findings;
+    a.questions = r.questions;
+  }
+  AddUsage(r.usage);
+  // What the specialist was given and what it proposed are recorded with the node's next
+  // state change, whatever the outcome.
+  TakeProposals(node, std::move(r.proposals));
+  pending_prompt_ = r.prompt.empty() ? std::nullopt
+                                     : std::optional<Mutation::Prompt>(Mutation::Prompt{
+                                           node->id, "implement", std::move(r.prompt)});
   switch (r.status) {
     case SpecialistResult::Status::kSkipped:
       return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");

@@ -67,7 +67,7 @@ std::string DescribeStep(const StepResult& r) {
 }
 
 Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
-    : spec_(spec), ports_(ports), catalog_(spec.actions) {}
+    : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {}
 
 double Orchestrator::CampaignTime() {
   return meta_elapsed_at_start_ + (ports_.clock->Now() - run_start_);
@@ -104,9 +104,20 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   Mutation m;
   m.nodes.push_back(node);
   for (const Node& o : others) m.nodes.push_back(o);
+  std::vector<Node> retries = std::move(pending_nodes_);
+  pending_nodes_.clear();
+  for (const Node& r : retries) m.nodes.push_back(r);
   m.samples = std::move(samples);
   if (profile) m.profiles.emplace_back(node.id, *profile);
   m.events = std::move(events);
+  // A specialist's prompt, proposals and their events ride with the node's next state change.
+  std::vector<ActionSpec> added;
+  if (pending_prompt_ && pending_prompt_->node == node.id) m.prompts.push_back(*pending_prompt_);
+  if (!pending_events_.empty() || !pending_actions_.empty()) {
+    m.events.insert(m.events.begin(), pending_events_.begin(), pending_events_.end());
+    m.actions = pending_actions_;
+    added = pending_actions_;
+  }
   meta_.elapsed_s = CampaignTime();
   // The meta rows are rewritten only when something besides the clock changed, when a node
   // finishes, or every few seconds: a kill loses at most that much of the elapsed-time count,
@@ -116,8 +127,13 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   if (write_meta) m.meta = meta_;
   ARBOR_TRY(ports_.store->Apply(m));
   if (write_meta) saved_meta_ = meta_;
+  pending_prompt_.reset();
+  pending_events_.clear();
+  pending_actions_.clear();
+  AddActions(added);
   tree_.Upsert(node);
   for (const Node& o : others) tree_.Upsert(o);
+  for (const Node& r : retries) tree_.Upsert(r);
   if (profile) profiles_[node.id] = *profile;
   if (ports_.sink) {
     for (const auto& e : m.events) ports_.sink->OnEvent(e);
@@ -189,6 +205,7 @@ Status Orchestrator::Load() {
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
     tree_.Upsert(std::move(n));
   }
+  ARBOR_TRY(LoadProposedActions());
   ARBOR_TRY(LoadKnowledge());
   meta_.budget_nodes = spec_.search.max_nodes;
   meta_.budget_time_s = spec_.search.max_time_s;
@@ -246,8 +263,13 @@ Result<RunSummary> Orchestrator::Run() {
   ARBOR_TRY(Reconcile());
   ARBOR_TRY(EnsureBaseline());
   // Nodes a previous process left in flight are finished before anything new is dispatched.
+  // A parallel batch may have left nodes implemented on a state that a keep has since
+  // replaced: those are re-dispatched on the incumbent (their implementation is redone).
   for (const Node* n : tree_.All()) {
     if (n->id == kRootId || n->step == Step::kDone || n->step == Step::kNone) continue;
+    if (n->outcome == Outcome::kRunning && n->parent != tree_.Incumbent()) {
+      ARBOR_TRY(Redispatch(n->id, "the best state moved while it was in flight"));
+    }
     ARBOR_TRY(Evaluate(n->id));
   }
   while (true) {
@@ -269,21 +291,18 @@ Result<RunSummary> Orchestrator::Run() {
     }
     std::vector<ScoredCandidate> scored;
     ARBOR_TRY(ReprofileOnPlateau());
+    ARBOR_TRY(ProposeRound());
     ARBOR_TRY(PruneViolations(ScoreCandidates(), &scored));
-    const ScoredCandidate* best = nullptr;
-    for (const auto& s : scored) {
-      if (s.terms.g >= spec_.search.min_gain) {
-        best = &s;
-        break;
-      }
-    }
-    if (best == nullptr) {
+    bool llm_spent = LlmBudgetSpent();
+    if (llm_spent) ARBOR_TRY(ReportLlmBudget());
+    std::vector<const ScoredCandidate*> batch = ChooseBatch(scored, llm_spent);
+    if (batch.empty()) {
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
       ARBOR_TRY(Stop("finished", "exhausted"));
       break;
     }
-    ARBOR_TRY(Dispatch(*best));
+    ARBOR_TRY(DispatchBatch(batch));
   }
   RunSummary summary;
   summary.state = meta_.state;
@@ -530,7 +549,7 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   return {};
 }
 
-Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
+Result<NodeId> Orchestrator::Open(const ScoredCandidate& chosen) {
   NodeId parent = tree_.Incumbent();
   Node n;
   if (chosen.pending != kNoNode) n = *tree_.Find(chosen.pending);
@@ -550,7 +569,7 @@ Status Orchestrator::Dispatch(const ScoredCandidate& chosen) {
       ", m_gap=" + FormatDouble(t.m_gap, 3) + ", bonus=" + FormatDouble(t.bonus, 3) + ")";
   ARBOR_TRY(Save(n, {MakeEvent(n.id, "proposed", n.CandidateKey() + ": " + why),
                      MakeEvent(n.id, "dispatched", "on top of node " + std::to_string(parent))}));
-  return Evaluate(n.id);
+  return n.id;
 }
 
 }  // namespace arbor

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <atomic>
+#include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -123,7 +125,30 @@ class Orchestrator {
   Status SaveMany(const Node& node, const std::vector<Node>& others, std::vector<Event> events,
                   std::vector<Sample> samples = {}, std::optional<Profile> profile = std::nullopt);
   std::optional<std::string> StopReason();
-  Status Dispatch(const ScoredCandidate& chosen);
+  // Records a new running node for `chosen` under the incumbent; returns its id.
+  Result<NodeId> Open(const ScoredCandidate& chosen);
+  // Parallel specialists (src/core/parallel.cc): opens a node per candidate, starts every
+  // implementation at once (each in its own worktree), then evaluates the nodes one at a time
+  // in order. A node whose base moved (a keep before its turn) is re-dispatched on the new
+  // incumbent. Results that finish while another node is measured are recorded at once.
+  Status DispatchBatch(const std::vector<const ScoredCandidate*>& batch);
+  struct InFlight {
+    ActionSpec action;  // a copy: proposals may grow the campaign's actions meanwhile
+    Task task;
+    std::future<SpecialistResult> result;
+    std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
+  };
+  Status Launch(NodeId id);
+  // Waits for `id`'s running implementation and returns its result.
+  SpecialistResult TakeResult(NodeId id);
+  // Records finished implementations of other in-flight nodes whose base is still current:
+  // applied ones only, in dispatch order, up to the first that cannot be recorded yet.
+  Status RecordReady(NodeId except);
+  // Moves a running node whose parent is no longer the incumbent onto the incumbent, back to
+  // the apply step (its implementation was for the old state).
+  Status Redispatch(NodeId id, const std::string& why);
+  Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
+  std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
   Status Stop(const std::string& state, const std::string& reason);
 
   double CampaignTime();
@@ -136,8 +161,43 @@ class Orchestrator {
   Result<std::vector<Sample>> SamplesOf(NodeId id);
   void Report(const Node& node);
 
+  // Domain Specialists (src/core/agents.cc): the context a task is built with, proposal
+  // rounds and follow-up proposals, and the LLM budget.
+  TaskContext BuildContext(NodeId at, const ActionSpec* action, const std::string& value,
+                           const std::string& domain);
+  bool UsesLlm(const ActionSpec& action) const;
+  bool LlmBudgetSpent() const;
+  void AddUsage(const AgentUsage& usage);
+  std::vector<std::string> KnownActions() const;
+  // Gives new ids a place in the campaign (events describe each, or why it was left out);
+  // returns the accepted ids. AddActions() then makes them candidates.
+  std::vector<std::string> AcceptProposals(std::vector<ActionSpec> proposed, const std::string& by,
+                                           NodeId node, std::vector<Event>* events,
+                                           std::vector<ActionSpec>* accepted);
+  void AddActions(const std::vector<ActionSpec>& actions);
+  // Accepts a specialist's follow-up proposals for `node` (listed in node->agent.proposed);
+  // their events and actions ride with the node's next Save.
+  void TakeProposals(Node* node, std::vector<ActionSpec> proposals);
+  // Records a specialist's result on the node in flight and moves it on (or finishes it).
+  Status RecordApply(Node* node, SpecialistResult r);
+  std::optional<Mutation::Prompt> pending_prompt_;
+  std::vector<Event> pending_events_;
+  std::vector<ActionSpec> pending_actions_;
+  std::vector<Node> pending_nodes_;  // retries queued by FailStep, saved with the failed node
+  // Asks every proposing specialist for new actions once per incumbent.
+  Status ProposeRound();
+  // Records once per process that the LLM budget is spent.
+  Status ReportLlmBudget();
+  // Makes the actions proposed earlier in this campaign (the store's) candidates again.
+  Status LoadProposedActions();
+  // The candidates to dispatch next: the best worth trying and, with search.parallel = K, the
+  // next K-1 (empty: nothing is worth trying).
+  std::vector<const ScoredCandidate*> ChooseBatch(const std::vector<ScoredCandidate>& scored,
+                                                  bool llm_spent);
+
   const CampaignSpec& spec_;
   Ports ports_;
+  std::vector<ActionSpec> actions_;  // the campaign file's, then the proposed ones
   Catalog catalog_;
   Tree tree_;
   CategoryStats stats_;
@@ -167,6 +227,8 @@ class Orchestrator {
   void RecordKnowledge(const std::vector<const Node*>& finished);
   void KbWarning(const std::string& what, const Error& error);
   KbPriors kb_priors_;
+  std::vector<KbEntry> kb_entries_;  // loaded at the start, for specialists' lessons
+  bool llm_budget_reported_ = false;
   std::set<NodeId> kb_recorded_;
   bool kb_ok_ = false;
   std::atomic<bool> stop_requested_{false};

@@ -24,6 +24,16 @@ struct Mutation {
   std::vector<std::pair<NodeId, Profile>> profiles;
   std::vector<Event> events;  // appended; ids assigned by the store
   std::optional<CampaignMeta> meta;
+  // Actions proposed by specialists (ActionSpec::proposed_by set): upserts keyed by id.
+  std::vector<ActionSpec> actions;
+  // What a specialist was given, per node: (node, kind, text); kind is "implement" or
+  // "propose:<domain>". Re-inserting (node, kind) replaces.
+  struct Prompt {
+    NodeId node = kNoNode;
+    std::string kind;
+    std::string text;
+  };
+  std::vector<Prompt> prompts;
 };
 
 class Store {
@@ -37,6 +47,10 @@ class Store {
   virtual Result<std::optional<Profile>> LoadProfile(NodeId node) = 0;
   // Events with id > after_id (node == kNoNode: all nodes), oldest first, at most `limit`.
   virtual Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) = 0;
+  // Proposed actions in the order they were first recorded.
+  virtual Result<std::vector<ActionSpec>> LoadActions() = 0;
+  // The prompts recorded for `node`, ordered by kind.
+  virtual Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) = 0;
 };
 
 // ---- Workspace: git state of nodes. --------------------------------------------------------
@@ -109,15 +123,44 @@ class Target {
 };
 
 // ---- Specialist: implements one action in a worktree. ---------------------------------------
+// What the Orchestrator hands a specialist besides its action, assembled at dispatch time
+// (ARBOR.md "The agents"; core/task_context.cc): each list is plain lines, strongest first.
+struct TaskContext {
+  std::string domain;                    // the agent's domain, else the action's layer
+  std::string goal;                      // the agent action's goal, else the action's description
+  std::string hardware;                  // the detected hardware signature
+  std::optional<Profile> profile;        // the incumbent's latest profile
+  std::vector<std::string> targets;      // targeted components with their shares
+  std::vector<std::string> kept_path;    // the kept changes so far, root first
+  std::vector<std::string> lessons;      // knowledge-base lessons and pitfalls (top-k)
+  std::vector<std::string> failures;     // similar actions that failed: do not repeat
+  std::vector<std::string> constraints;  // the Critic's active constraints
+};
+
 struct Task {
   NodeId node = kNoNode;
   const ActionSpec* action = nullptr;
   std::string value;  // for `values` actions
   std::string worktree;
+  std::string base_commit;    // the parent's commit, checked out in `worktree`
   EnvOverlay parent_overlay;  // the parent's full overlay
   EnvOverlay base_env;        // [target] env, for `append` onto a variable the parent never set
+  TaskContext context;
+  std::vector<std::string> known_actions;  // ids in the campaign (file and proposed): a
+                                           // follow-up proposal must use a new one
 };
 
+// Tokens and money an LLM-backed specialist spent on one task or proposal round.
+struct AgentUsage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  double cost = 0;
+  int rounds = 0;
+};
+
+// The specialist contract (docs/specialists.md): it works only inside the task's worktree and
+// returns one result; it never commits, never writes the store, never runs the end-to-end
+// benchmark. The Orchestrator snapshots the worktree and the normal gate decides.
 struct SpecialistResult {
   enum class Status { kApplied, kFailed, kSkipped };
   Status status = Status::kApplied;
@@ -125,12 +168,45 @@ struct SpecialistResult {
   std::string summary;    // what was done
   std::string diagnosis;  // why it failed or was skipped
   double duration_s = 0;
+  std::string backend;                 // builtin | command | llm
+  double confidence = 0;               // 0..1 (0: not reported)
+  std::vector<std::string> findings;   // for the knowledge base
+  std::vector<std::string> questions;  // residual questions for the user
+  // Follow-up candidate actions, validated against the campaign schema; the Orchestrator
+  // scores them like any other and marks them as proposed by this node.
+  std::vector<ActionSpec> proposals;
+  std::string prompt;  // exactly what the specialist was given ("" for builtin actions)
+  AgentUsage usage;
+};
+
+// A request for new candidate actions in one domain ("propose" mode).
+struct ProposeRequest {
+  std::string domain;
+  TaskContext context;             // goal empty; profile, path, lessons, failures, constraints
+  std::vector<std::string> known;  // ids of the actions the campaign already has
+  std::vector<std::string> tried;  // candidate keys already tried, with outcomes
+  int max_actions = 5;
+};
+
+struct Proposal {
+  std::vector<ActionSpec> actions;    // valid ones only
+  std::vector<std::string> rejected;  // one line per proposed action that failed validation
+  std::string diagnosis;              // why the round failed as a whole ("" when it worked)
+  std::string prompt;
+  AgentUsage usage;
 };
 
 class Specialist {
  public:
   virtual ~Specialist() = default;
   virtual SpecialistResult Implement(const Task& task) = 0;
+  // Domains whose specialist can propose new actions (configured with propose = true).
+  virtual std::vector<std::string> ProposingDomains() const { return {}; }
+  virtual Proposal Propose(const ProposeRequest& request) {
+    Proposal p;
+    p.diagnosis = "no specialist of domain '" + request.domain + "' can propose actions";
+    return p;
+  }
 };
 
 // ---- KnowledgeBase: what earlier campaigns learned (core/kb.h). ------------------------------

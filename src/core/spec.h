@@ -87,13 +87,31 @@ struct KbSpec {
   bool enabled = true;   // false: neither read nor write the knowledge base
 };
 
+// One domain's specialist ([specialists.<domain>]; docs/specialists.md).
 struct SpecialistSpec {
   std::string domain;
   std::string backend = "builtin";  // builtin | command | llm
-  std::string command;
-  std::string model;
+  std::string command;              // command: the coding-agent CLI (shell), prompt on stdin
+  std::string model;                // llm: OpenAI-compatible chat completions
   std::string base_url;
   std::string api_key_env;
+  double timeout_s = 600;  // command: the whole run; llm: one request
+  int retries = 3;         // llm: retries on 429/5xx/transport errors, with backoff
+  int max_rounds = 3;      // llm implement: apply → build → check rounds before giving up
+  double temperature = 0;
+  int max_answer_tokens = 0;          // llm: per answer (0: the server's default)
+  double cost_per_1k_prompt = 0;      // llm: price of 1,000 prompt tokens, for max_cost
+  double cost_per_1k_completion = 0;  // llm: price of 1,000 completion tokens
+  bool propose = false;   // asked for new candidate actions after the baseline and each keep
+  int max_proposals = 5;  // new actions accepted per proposal round
+  std::vector<std::string> allow;  // patch policy: files it may change (globs); empty: any
+};
+
+// The campaign's budget for LLM specialists ([llm]); 0 = unlimited. When spent, LLM dispatch
+// stops (agent actions of llm domains are no longer scored, proposal rounds end).
+struct LlmBudget {
+  long long max_tokens = 0;
+  double max_cost = 0;
 };
 
 // How an action changes the node's state. Exactly one kind is set.
@@ -123,6 +141,8 @@ struct ActionSpec {
   ApplySpec apply;
   std::vector<std::string> values;  // one candidate per value; "{value}" substituted
   int line = 0;                     // where it was declared, for messages
+  // "" for the campaign file's actions; else who proposed it ("kernel specialist at node 7").
+  std::string proposed_by;
   // Hash of what the action does (its apply spec, the patch file's bytes): the knowledge base
   // tells "the same change" from "a change under the same name". Set by the config loader.
   std::string content_hash;
@@ -162,6 +182,13 @@ struct CampaignSpec {
   CriticSpec critic;
   KbSpec kb;
   std::map<std::string, SpecialistSpec> specialists;  // by domain
+  LlmBudget llm;
+  // Environment variables whose values are secrets ([secrets] env, plus every specialist's
+  // api_key_env): scrubbed from prompts, logs, the store and the knowledge base.
+  std::vector<std::string> secrets;
+  // Skills overriding Arbor's shipped skills/<domain>.md ([specialists] is per domain, so this
+  // is [campaign] skills_dir; default: a skills/ folder beside the campaign file, if any).
+  std::string skills_dir;
   std::vector<ActionSpec> actions;
   ProfileSpec profile;
 };

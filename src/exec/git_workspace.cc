@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "exec/git_cli.h"
 #include "exec/runner.h"
 #include "util/strings.h"
 
@@ -17,20 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Options on every git call: no user hooks, no signing prompts, no fsmonitor daemons.
-constexpr const char* kGitOptions =
-    "git -c core.hooksPath=/dev/null -c commit.gpgsign=false -c core.fsmonitor=false ";
 constexpr const char* kIdentity = "-c user.name=arbor -c user.email=arbor@localhost ";
 constexpr double kGitTimeoutS = 600;
-
-std::map<std::string, std::string> GitEnv() {
-  std::map<std::string, std::string> env = {
-      {"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
-  const char* path = std::getenv("PATH");
-  env["PATH"] = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
-  if (const char* home = std::getenv("HOME")) env["HOME"] = home;
-  return env;
-}
 
 std::string FirstLine(const std::string& s) {
   std::string t = Trim(s);
@@ -92,14 +81,13 @@ std::string GitWorkspace::WorktreePath(NodeId node) const {
 
 Result<GitWorkspace::GitOutput> GitWorkspace::RunGit(const std::string& args,
                                                      const std::string& cwd) const {
-  auto run = RunCaptured(kGitOptions + args, cwd, GitEnv(), kGitTimeoutS);
+  auto run = RunGitCli(args, cwd, kGitTimeoutS);
   if (!run) return run.error();
   GitOutput g;
   g.out = std::move(run->out);
   g.err = std::move(run->err);
   if (run->result.status == RunResult::Status::kExited) {
     g.exit_code = run->result.exit_code;
-    if (g.exit_code == 127) return MakeError("git is not installed (not found on PATH)");
   } else {
     g.exit_code = -1;
     g.err = run->result.status == RunResult::Status::kTimedOut ? "timed out" : "killed by a signal";

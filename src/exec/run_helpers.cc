@@ -63,7 +63,8 @@ Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
 }
 
 Result<CapturedRun> RunCaptured(const std::string& command, const std::string& cwd,
-                                const std::map<std::string, std::string>& env, double timeout_s) {
+                                const std::map<std::string, std::string>& env, double timeout_s,
+                                const std::string& stdin_data) {
   auto out_path = TempFile("arbor-out");
   if (!out_path) return out_path.error();
   auto err_path = TempFile("arbor-err");
@@ -76,6 +77,7 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
   spec.cwd = cwd;
   spec.env = env;
   spec.timeout_s = timeout_s;
+  spec.stdin_data = stdin_data;
   spec.stdout_path = *out_path;
   spec.stderr_path = *err_path;
   auto run = RunCommand(spec);

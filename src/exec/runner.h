@@ -57,7 +57,8 @@ std::string ReadTail(const std::string& path, size_t max_bytes = 4096);
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes = 64 << 20);
 
 // Convenience for internal tools (git): runs argv-style command text and captures stdout into
-// a string. Uses RunCommand with temporary capture files in $TMPDIR (or /tmp).
+// a string. Uses RunCommand with temporary capture files in $TMPDIR (or /tmp). `stdin_data`
+// is written to the command's stdin (empty: /dev/null).
 struct CapturedRun {
   RunResult result;
   std::string out;
@@ -65,7 +66,7 @@ struct CapturedRun {
 };
 Result<CapturedRun> RunCaptured(const std::string& command, const std::string& cwd,
                                 const std::map<std::string, std::string>& env,
-                                double timeout_s = 120);
+                                double timeout_s = 120, const std::string& stdin_data = "");
 
 // Quotes a string for /bin/sh: unchanged when it has only safe characters
 // ([A-Za-z0-9_@%+=:,./-], non-empty), else single-quoted.
@@ -75,5 +76,13 @@ std::string ShellQuote(const std::string& s);
 // leftovers whose command could not be told apart while several commands ran at once (see
 // process_reaper.h). Call it when no command is running (idle, shutdown). Returns the count.
 int KillOrphans();
+
+// Kills (SIGKILL) every process of this user, other than this one, whose working directory is
+// `dir` or lies under it, repeating until none is left (at most a few rounds). A killed Arbor's
+// commands die with it (PR_SET_PDEATHSIG), but their children — a coding agent started by the
+// shell — do not and would go on writing into a worktree the next run recreates at the same
+// path; the campaign's own folders are Arbor's alone (the campaign lock), so whatever still
+// works in them is a leftover. Returns how many it killed.
+int KillProcessesWithin(const std::string& dir);
 
 }  // namespace arbor

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -43,6 +44,38 @@ class RunnerTest : public ::testing::Test {
 
   TempDir dir_;
 };
+
+TEST_F(RunnerTest, KillProcessesWithinKillsWhatWorksInTheFolderOnly) {
+  std::filesystem::create_directories(Path("wt/sub"));
+  std::filesystem::create_directories(Path("elsewhere"));
+  auto start = [](const std::string& cwd) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(cwd.c_str()) != 0) _exit(1);
+      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(1);
+    }
+    return pid;
+  };
+  pid_t inside = start(Path("wt/sub"));
+  pid_t outside = start(Path("elsewhere"));
+  // Both have entered their folders once /proc shows the cwd.
+  for (int i = 0; i < 200; ++i) {
+    std::error_code ec;
+    auto a = std::filesystem::read_symlink("/proc/" + std::to_string(inside) + "/cwd", ec);
+    auto b = std::filesystem::read_symlink("/proc/" + std::to_string(outside) + "/cwd", ec);
+    if (a.filename() == "sub" && b.filename() == "elsewhere") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(KillProcessesWithin(Path("wt")), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(inside, &status, 0), inside);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(waitpid(outside, &status, WNOHANG), 0);  // still running
+  kill(outside, SIGKILL);
+  waitpid(outside, &status, 0);
+  EXPECT_EQ(KillProcessesWithin(Path("missing")), 0);
+}
 
 TEST_F(RunnerTest, ExitCodeAndOutput) {
   RunResult r = Run(Spec("echo out; echo err >&2; exit 3"));

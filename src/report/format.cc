@@ -125,4 +125,19 @@ nlohmann::json CriticJson(const CriticNote& n) {
   return j;
 }
 
+nlohmann::json AgentJson(const AgentNote& n) {
+  nlohmann::json j = nlohmann::json::object();
+  j["backend"] = n.backend;
+  j["domain"] = n.domain;
+  j["confidence"] = n.confidence;
+  j["rounds"] = n.rounds;
+  j["prompt_tokens"] = n.prompt_tokens;
+  j["completion_tokens"] = n.completion_tokens;
+  j["cost"] = n.cost;
+  j["findings"] = n.findings;
+  j["questions"] = n.questions;
+  j["proposed"] = n.proposed;
+  return j;
+}
+
 }  // namespace arbor::report

@@ -58,6 +58,9 @@ bool HasScore(const Node& node);
 nlohmann::json ConstraintsJson(const std::vector<Constraint>& constraints);
 // What the Critic concluded about a node: p-value, interval, RCA, flags, re-queue link.
 nlohmann::json CriticJson(const CriticNote& note);
+// What a specialist reported for a node: backend, domain, confidence, rounds, tokens, cost,
+// findings, questions and the ids of the actions it proposed (every field, zeros included).
+nlohmann::json AgentJson(const AgentNote& note);
 
 // One node as `arbor tree --format json` shows it, written into the object `j`.
 void FillTreeNodeJson(const Node& node, nlohmann::json& j);

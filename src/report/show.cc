@@ -77,6 +77,24 @@ void AppendScore(const Node& node, std::string& out) {
   }
 }
 
+// What the specialist reported, when one implemented the node.
+void AppendAgent(const AgentNote& a, std::string& out) {
+  if (a.empty()) return;
+  std::string who = a.backend.empty() ? std::string("builtin") : a.backend;
+  if (!a.domain.empty()) who += "/" + a.domain;
+  if (a.confidence > 0) who += "  confidence " + FormatDouble(a.confidence, 3);
+  if (a.rounds > 0) who += "  rounds " + std::to_string(a.rounds);
+  Field(out, "agent", who);
+  if (a.prompt_tokens > 0 || a.completion_tokens > 0 || a.cost > 0) {
+    Field(out, "llm",
+          std::to_string(a.prompt_tokens) + " + " + std::to_string(a.completion_tokens) +
+              " tokens, cost " + FormatDouble(a.cost, 4));
+  }
+  for (const std::string& f : a.findings) Field(out, "finding", f);
+  for (const std::string& q : a.questions) Field(out, "question", q);
+  if (!a.proposed.empty()) Field(out, "proposed", Join(a.proposed, ", "));
+}
+
 void AppendSamples(const std::vector<Sample>& samples, std::string& out) {
   out += "samples (" + std::to_string(samples.size()) + ")\n";
   for (const Sample& s : SortedSamples(samples)) {
@@ -144,6 +162,7 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
   if (!c.flags.empty()) Field(out, "flags", Join(c.flags, ", "));
   for (const Constraint& k : c.constraints) Field(out, "constraint", DescribeConstraint(k));
   if (!node.summary.empty()) Field(out, "summary", node.summary);
+  AppendAgent(node.agent, out);
   AppendSamples(samples, out);
   AppendProfile(profile, out);
   AppendEvents(events, out);
@@ -183,7 +202,7 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
     event_list.push_back(
         {{"id", e.id}, {"t", e.t}, {"kind", e.kind}, {"message", e.message}, {"data", data}});
   }
-  return {
+  nlohmann::json out = {
       {"id", node.id},
       {"parent", node.parent == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(node.parent)},
       {"action", node.action_id},
@@ -210,6 +229,8 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
       {"profile", std::move(profile_json)},
       {"events", std::move(event_list)},
   };
+  if (!node.agent.empty()) out["agent"] = report::AgentJson(node.agent);
+  return out;
 }
 
 }  // namespace arbor

@@ -94,6 +94,42 @@ TEST(ShowTest, CriticVerdictRootCauseAndConstraintsAreShown) {
   EXPECT_EQ(j["constraints"][0]["min"], 8.0);
 }
 
+TEST(ShowTest, AgentNoteIsShownWhenPresent) {
+  Node n = report_testing::SampleTree()[1];
+  EXPECT_EQ(ShowText(n, {}, std::nullopt, {}).find("agent"), std::string::npos);
+  EXPECT_FALSE(ShowJson(n, {}, std::nullopt, {}).contains("agent"));
+
+  n.agent.backend = "llm";
+  n.agent.domain = "kernel";
+  n.agent.confidence = 0.8;
+  n.agent.rounds = 2;
+  n.agent.prompt_tokens = 5120;
+  n.agent.completion_tokens = 830;
+  n.agent.cost = 0.0123;
+  n.agent.findings = {"the GEMM is memory-bound"};
+  n.agent.questions = {"may it use AVX-512?"};
+  n.agent.proposed = {"kernel.prefetch", "kernel.tile-k"};
+  std::string text = ShowText(n, {}, std::nullopt, {});
+  for (const char* part :
+       {"  agent     llm/kernel  confidence 0.8  rounds 2\n",
+        "  llm       5120 + 830 tokens, cost 0.0123\n", "  finding   the GEMM is memory-bound\n",
+        "  question  may it use AVX-512?\n", "  proposed  kernel.prefetch, kernel.tile-k\n"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n---\n" << text;
+  }
+  nlohmann::json j = ShowJson(n, {}, std::nullopt, {});
+  EXPECT_EQ(j["agent"]["backend"], "llm");
+  EXPECT_EQ(j["agent"]["completion_tokens"], 830);
+  EXPECT_EQ(j["agent"]["proposed"].size(), 2u);
+
+  AgentNote command;  // a command backend reports no tokens: no llm line
+  command.backend = "command";
+  command.domain = "io";
+  n.agent = command;
+  text = ShowText(n, {}, std::nullopt, {});
+  EXPECT_NE(text.find("  agent     command/io\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("  llm "), std::string::npos) << text;
+}
+
 TEST(ShowJsonTest, RootWithoutProfileOrScore) {
   Node root = report_testing::SampleTree()[0];
   nlohmann::json show = ShowJson(root, {}, std::nullopt, {});

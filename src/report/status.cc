@@ -121,6 +121,10 @@ nlohmann::json StatusJson(const CampaignView& view) {
       {"best", best},
       {"elapsed_s", view.meta.elapsed_s},
       {"budget", {{"max_nodes", view.max_nodes}, {"max_time_s", view.max_time_s}}},
+      {"llm",
+       {{"prompt_tokens", view.meta.llm_prompt_tokens},
+        {"completion_tokens", view.meta.llm_completion_tokens},
+        {"cost", view.meta.llm_cost}}},
   };
 }
 
@@ -161,6 +165,12 @@ std::string StatusText(const CampaignView& view) {
            FormatDouble(view.meta.final_ci_low, 4) + "–×" +
            FormatDouble(view.meta.final_ci_high, 4) +
            "), best vs baseline measured interleaved at the end\n";
+  }
+
+  if (view.meta.llm_prompt_tokens > 0 || view.meta.llm_completion_tokens > 0) {
+    out += "llm       " + std::to_string(view.meta.llm_prompt_tokens) + " + " +
+           std::to_string(view.meta.llm_completion_tokens) + " tokens, cost " +
+           FormatDouble(view.meta.llm_cost, 4) + "\n";
   }
 
   out += "elapsed   " + FormatDuration(view.meta.elapsed_s);

@@ -34,7 +34,8 @@ TEST(StatusJsonTest, ExactShape) {
                 "skipped": 0, "running": 1, "pending": 1},
       "baseline": {"metric": "ops_per_s", "value": 1000.0},
       "best": {"node": 4, "value": 1800.0, "speedup": 1.8, "ci_low": null, "ci_high": null},
-      "elapsed_s": 12.5, "budget": {"max_nodes": 60, "max_time_s": 7200.0}})");
+      "elapsed_s": 12.5, "budget": {"max_nodes": 60, "max_time_s": 7200.0},
+      "llm": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}})");
   EXPECT_EQ(StatusJson(SampleView()), expected);
 }
 
@@ -100,6 +101,17 @@ TEST(StatusTextTest, Summary) {
             "metric    ops_per_s (max, target 3000)  1000 → 1800 at #4  ×1.80 (+80.0%)\n"
             "elapsed   12.5s of 2h\n"
             "path      baseline → compiler.O2 → kernel.tiled[32]\n");
+}
+
+TEST(StatusTextTest, LlmUsageLineOnlyWhenTokensWereSpent) {
+  CampaignView view = SampleView();
+  view.meta.llm_prompt_tokens = 48210;
+  view.meta.llm_completion_tokens = 5312;
+  view.meta.llm_cost = 0.4275;
+  const std::string text = StatusText(view);
+  EXPECT_NE(text.find("\nllm       48210 + 5312 tokens, cost 0.4275\nelapsed"), std::string::npos)
+      << text;
+  EXPECT_EQ(StatusText(SampleView()).find("llm"), std::string::npos);
 }
 
 }  // namespace

@@ -146,6 +146,7 @@ void FillTreeNodeJson(const Node& n, nlohmann::json& j) {
   j["diagnosis"] = n.diagnosis;
   j["constraints"] = report::ConstraintsJson(n.critic.constraints);
   if (!n.critic.empty()) j["critic"] = report::CriticJson(n.critic);
+  if (!n.agent.empty()) j["agent"] = report::AgentJson(n.agent);
   j["score"] = report::HasScore(n) ? report::ScoreJson(n.score) : nlohmann::json(nullptr);
   j["step"] = StepName(n.step);
   j["seq"] = n.seq;

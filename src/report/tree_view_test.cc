@@ -114,6 +114,27 @@ TEST(TreeJsonTest, ShapeAndValues) {
   for (const auto& node : tree["nodes"]) EXPECT_EQ(node.size(), 17u) << node.dump();
 }
 
+// A node a specialist implemented carries "agent"; every other node has no such key.
+TEST(TreeJsonTest, AgentNoteWhenPresent) {
+  std::vector<Node> nodes = SampleTree();
+  AgentNote& a = nodes[3].agent;
+  a.backend = "llm";
+  a.domain = "kernel";
+  a.confidence = 0.7;
+  a.rounds = 2;
+  a.prompt_tokens = 900;
+  a.completion_tokens = 120;
+  a.cost = 0.01;
+  a.findings = {"memory-bound"};
+  a.proposed = {"kernel.prefetch"};
+  nlohmann::json tree = TreeJson(nodes);
+  EXPECT_EQ(tree["nodes"][3]["agent"], nlohmann::json::parse(R"({
+      "backend": "llm", "domain": "kernel", "confidence": 0.7, "rounds": 2,
+      "prompt_tokens": 900, "completion_tokens": 120, "cost": 0.01,
+      "findings": ["memory-bound"], "questions": [], "proposed": ["kernel.prefetch"]})"));
+  EXPECT_FALSE(tree["nodes"][1].contains("agent"));
+}
+
 TEST(TreeDotTest, ColorsEdgesAndEscaping) {
   std::vector<Node> nodes = SampleTree();
   nodes[1].action_id = "odd\"id\\x";

@@ -95,8 +95,9 @@ std::string HowItEnded(const RunResult& r, double timeout_s) {
 
 }  // namespace
 
-BuiltinSpecialist::BuiltinSpecialist(const CampaignSpec* spec, std::string log_root)
-    : spec_(spec), log_root_(std::move(log_root)) {
+BuiltinSpecialist::BuiltinSpecialist(const CampaignSpec* spec, std::string log_root,
+                                     PatchPolicy policy)
+    : spec_(spec), log_root_(std::move(log_root)), policy_(std::move(policy)) {
   ARBOR_CHECK(spec_ != nullptr, "BuiltinSpecialist needs a campaign spec");
 }
 
@@ -166,11 +167,17 @@ SpecialistResult BuiltinSpecialist::ApplyPatch(const Task& task, const ApplySpec
   };
   Result<std::string> text = ReadFileBounded(path, kMaxPatchBytes);
   if (!text) return fail(text.error().message);
+  if (Status allowed = CheckPatch(*text, task.worktree, policy_); !allowed) {
+    return MakeResult(Verdict::kFailed, task.parent_overlay, "refused " + shown,
+                      allowed.error().message);
+  }
 
-  std::string command =
-      "git -c core.hooksPath=/dev/null apply --whitespace=nowarn -- " + ShellQuote(path);
+  // git reads the very text the policy checked, from stdin: the file cannot change between
+  // the check and the apply. -p1 is the prefix the policy strips; --unsafe-paths is never
+  // passed, so git itself also refuses paths outside the worktree.
+  std::string command = "git -c core.hooksPath=/dev/null apply -p1 --whitespace=nowarn -";
   Result<CapturedRun> run =
-      RunCaptured(command, task.worktree, EngineEnv(), spec_->target.build_timeout_s);
+      RunCaptured(command, task.worktree, EngineEnv(), spec_->target.build_timeout_s, *text);
   if (!run) return fail("could not run git: " + run.error().message);
   if (!run->result.ok()) {
     std::vector<std::string> lines = NonEmptyLines(run->err);
@@ -228,7 +235,8 @@ SpecialistResult BuiltinSpecialist::Agent(const Task& task, const ApplySpec& app
                           R"(] with backend = "command" or "llm")");
   }
   return MakeResult(Verdict::kSkipped, task.parent_overlay, summary,
-                    "specialist backend '" + it->second.backend + "' is not built yet (issue #5)");
+                    "the builtin specialist does not run backend '" + it->second.backend +
+                        "': agent actions go through the SpecialistRouter (specialists/router.h)");
 }
 
 }  // namespace arbor

@@ -4,7 +4,9 @@
 // and then, by kind:
 //   env     the node's overlay is the parent's with the variables set;
 //   append  each variable becomes (parent overlay, else [target] env, else "") + the suffix;
-//   patch   `git apply` of the diff in the node's worktree (hooks disabled, PATH/HOME only);
+//   patch   `git apply` of the diff in the node's worktree (hooks disabled, PATH/HOME only),
+//           after the patch policy (exec/patch_policy.h) accepted it: a rejected patch is
+//           kFailed with a diagnosis "patch policy: <rule>: ...", and never reaches git;
 //   run     the command in the worktree with the node's environment (its diff is the change),
 //           bounded by [target] build_timeout and limits, output under
 //           <log_root>/n<node>/apply/{stdout,stderr};
@@ -19,13 +21,15 @@
 
 #include "core/ports.h"
 #include "core/spec.h"
+#include "exec/patch_policy.h"
 
 namespace arbor {
 
 class BuiltinSpecialist : public Specialist {
  public:
-  // `spec` must outlive the specialist. `log_root` is the campaign's runs folder.
-  BuiltinSpecialist(const CampaignSpec* spec, std::string log_root);
+  // `spec` must outlive the specialist. `log_root` is the campaign's runs folder. `policy`
+  // limits what `patch` actions may touch (default: no allowlist, every other rule applies).
+  BuiltinSpecialist(const CampaignSpec* spec, std::string log_root, PatchPolicy policy = {});
 
   SpecialistResult Implement(const Task& task) override;
 
@@ -38,6 +42,7 @@ class BuiltinSpecialist : public Specialist {
 
   const CampaignSpec* spec_;
   std::string log_root_;
+  PatchPolicy policy_;
 };
 
 }  // namespace arbor

@@ -78,11 +78,12 @@ class BuiltinTest : public ::testing::Test {
     task.worktree = repo_.string();
     task.parent_overlay = std::move(parent);
     task.base_env = std::move(base);
-    BuiltinSpecialist specialist(&spec_, (root_ / "runs").string());
+    BuiltinSpecialist specialist(&spec_, (root_ / "runs").string(), policy_);
     return specialist.Implement(task);
   }
 
   fs::path root_;
+  PatchPolicy policy_;
   fs::path repo_;
   CampaignSpec spec_;
   ActionSpec action_;
@@ -184,6 +185,30 @@ TEST_F(BuiltinTest, PatchThatDoesNotApplyFails) {
   EXPECT_EQ(Slurp(repo_ / "b.txt"), "one\ntwo\n");
 }
 
+TEST_F(BuiltinTest, PatchRefusedByThePolicyNeverReachesGit) {
+  // Creates ../outside.txt next to the repository: git itself would refuse it too, but the
+  // policy must answer first, naming its rule.
+  Write(root_ / "patches" / "escape.diff",
+        "diff --git a/../outside.txt b/../outside.txt\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+pwned\n");
+  SpecialistResult r =
+      Implement(ApplyPatch((root_ / "patches" / "escape.diff").string()), "", {{"A", "1"}});
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.diagnosis, "patch policy: path-traversal: \"../outside.txt\" leaves the worktree");
+  EXPECT_EQ(r.summary, "refused patches/escape.diff");
+  EXPECT_EQ(r.overlay, (EnvOverlay{{"A", "1"}}));
+  EXPECT_FALSE(fs::exists(root_ / "outside.txt"));
+}
+
+TEST_F(BuiltinTest, PatchOutsideTheAllowlistIsRefused) {
+  std::string patch = MakePatch("x.diff", "echo three >> b.txt");
+  policy_.allow = {"a.txt"};
+  SpecialistResult r = Implement(ApplyPatch(patch));
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.diagnosis, "patch policy: outside-allowlist: \"b.txt\" matches none of a.txt");
+  EXPECT_EQ(Slurp(repo_ / "b.txt"), "one\ntwo\n");
+}
+
 TEST_F(BuiltinTest, MissingPatchFileFails) {
   std::string missing = (root_ / "patches" / "missing.diff").string();
   SpecialistResult r = Implement(ApplyPatch(missing));
@@ -256,14 +281,17 @@ TEST_F(BuiltinTest, AgentWithoutBackendIsSkipped) {
   EXPECT_EQ(Implement(ApplyAgent("kernel")).diagnosis, r.diagnosis);
 }
 
-TEST_F(BuiltinTest, AgentWithAnUnbuiltBackendIsSkipped) {
+TEST_F(BuiltinTest, AgentOfAnotherBackendIsLeftToTheRouter) {
   spec_.specialists["kernel"] = SpecialistSpec{"kernel", "llm"};
   spec_.specialists["build"] = SpecialistSpec{"build", "command", "my-agent"};
   SpecialistResult r = Implement(ApplyAgent("kernel"));
   EXPECT_EQ(r.status, Verdict::kSkipped);
-  EXPECT_EQ(r.diagnosis, "specialist backend 'llm' is not built yet (issue #5)");
+  EXPECT_EQ(r.diagnosis,
+            "the builtin specialist does not run backend 'llm': agent actions go through the "
+            "SpecialistRouter (specialists/router.h)");
   EXPECT_EQ(Implement(ApplyAgent("build")).diagnosis,
-            "specialist backend 'command' is not built yet (issue #5)");
+            "the builtin specialist does not run backend 'command': agent actions go through the "
+            "SpecialistRouter (specialists/router.h)");
 }
 
 }  // namespace

@@ -77,10 +77,34 @@ Status MigrateTo2(sqlite::Db& db) {
   return db.Exec("ALTER TABLE nodes ADD COLUMN critic TEXT NOT NULL DEFAULT '{}'");
 }
 
+// Version 3: Domain Specialists. What a specialist reported for a node (AgentNote as JSON,
+// "{}" if nothing), the actions specialists proposed (ord keeps the order they were first
+// recorded; an upsert replaces the spec only) and the prompts a specialist was given, one per
+// (node, kind). A proposal round's prompt is recorded against the incumbent, which exists.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE nodes ADD COLUMN agent TEXT NOT NULL DEFAULT '{}';
+
+CREATE TABLE actions (
+  id   TEXT PRIMARY KEY NOT NULL,
+  ord  INTEGER NOT NULL,
+  spec TEXT NOT NULL
+);
+
+CREATE TABLE prompts (
+  node_id INTEGER NOT NULL REFERENCES nodes(id) DEFERRABLE INITIALLY DEFERRED,
+  kind    TEXT NOT NULL,
+  text    TEXT NOT NULL,
+  PRIMARY KEY (node_id, kind)
+);
+)sql";
+
+Status MigrateTo3(sqlite::Db& db) { return db.Exec(kSchemaV3); }
+
 // Append-only: kMigrations[v] upgrades version v to v + 1.
 constexpr Migration kMigrations[] = {
     &MigrateTo1,
     &MigrateTo2,
+    &MigrateTo3,
 };
 
 constexpr const char* kHasMeta =
@@ -114,6 +138,8 @@ Status InTransaction(sqlite::Db& db, F body) {
 }  // namespace
 
 int CurrentVersion() { return static_cast<int>(std::size(kMigrations)); }
+
+std::span<const Migration> Migrations() { return kMigrations; }
 
 Result<int> ReadVersion(sqlite::Db& db, const std::string& path) {
   auto has_meta = db.QueryText(kHasMeta);

@@ -21,6 +21,10 @@ using Migration = Status (*)(sqlite::Db& db);
 // The version this binary writes and understands.
 int CurrentVersion();
 
+// The released migrations, kMigrations[v] upgrading version v to v + 1; a prefix of it builds a
+// store of an older version (tests of upgrades with real data).
+std::span<const Migration> Migrations();
+
 // The version recorded in `db`: 0 for an empty database, an Error for an SQLite file that is
 // not an arbor store. `path` only names the file in messages.
 Result<int> ReadVersion(sqlite::Db& db, const std::string& path);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/sqlite_store.h"
 #include "store/store_testing.h"
 
 namespace arbor::store_schema {
@@ -80,6 +81,56 @@ TEST(SchemaTest, NewerVersionIsRefused) {
   EXPECT_NE(s.error().message.find("schema version 2, newer than this arbor understands (1)"),
             std::string::npos)
       << s.error().message;
+}
+
+// A store written by the released version-2 schema (before Domain Specialists) upgrades in
+// place: its rows keep their data, nodes read an empty agent note, and the new tables work.
+TEST(SchemaTest, AVersion2StoreMigratesToTheCurrentVersionWithItsData) {
+  ScratchDir dir;
+  const std::string path = dir.File("arbor.db");
+  {
+    sqlite::Db db = OpenDb(path);
+    ASSERT_TRUE(MigrateWith(db, path, Migrations().first(2)).ok());
+    ASSERT_TRUE(db.Exec("INSERT INTO nodes(id, action_id, outcome, step, critic) "
+                        "VALUES(1, 'baseline', 'baseline', 'done', '{\"rca\":\"build_error\"}')")
+                    .ok());
+    ASSERT_TRUE(db.Exec("INSERT INTO meta(key, value) VALUES('campaign.name', 'old')").ok());
+  }
+  auto read_only = SqliteStore::Open(path, OpenMode::kReadOnly);
+  ASSERT_FALSE(read_only.ok());
+  EXPECT_NE(read_only.error().message.find("schema version 2; open it read-write once"),
+            std::string::npos)
+      << read_only.error().message;
+
+  auto store = SqliteStore::Open(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto nodes = (*store)->LoadNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0].critic.rca, "build_error");
+  EXPECT_TRUE((*nodes)[0].agent.empty());
+  auto meta = (*store)->LoadMeta();
+  ASSERT_TRUE(meta.ok() && meta->has_value());
+  EXPECT_EQ((*meta)->llm_prompt_tokens, 0);
+  EXPECT_EQ((*meta)->proposed_at, 0);
+  auto actions = (*store)->LoadActions();
+  ASSERT_TRUE(actions.ok()) << actions.error().message;
+  EXPECT_TRUE(actions->empty());
+
+  ActionSpec proposed;
+  proposed.id = "kernel.prefetch";
+  ASSERT_TRUE(
+      (*store)->Apply({.actions = {proposed}, .prompts = {{kRootId, "propose:kernel", "p"}}}).ok());
+  auto prompts = (*store)->LoadPrompts(kRootId);
+  ASSERT_TRUE(prompts.ok());
+  EXPECT_EQ(prompts->size(), 1u);
+  store->reset();
+
+  sqlite::Db db = OpenDb(path);
+  auto v = ReadVersion(db, path);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, CurrentVersion());
+  EXPECT_EQ(CurrentVersion(), 3);
 }
 
 }  // namespace

@@ -22,9 +22,9 @@ constexpr const char* kRollback = "ROLLBACK";
 constexpr const char* kUpsertNode = R"sql(
 INSERT INTO nodes(id, parent, action_id, value, category, layer, outcome, step, seq,
                   git_commit, overlay, metric, gain, diagnosis, score, created_s, finished_s,
-                  cost_s, summary, critic)
+                  cost_s, summary, critic, agent)
 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-       ?20)
+       ?20, ?21)
 ON CONFLICT(id) DO UPDATE SET
   parent = excluded.parent, action_id = excluded.action_id, value = excluded.value,
   category = excluded.category, layer = excluded.layer, outcome = excluded.outcome,
@@ -32,7 +32,7 @@ ON CONFLICT(id) DO UPDATE SET
   overlay = excluded.overlay, metric = excluded.metric, gain = excluded.gain,
   diagnosis = excluded.diagnosis, score = excluded.score, created_s = excluded.created_s,
   finished_s = excluded.finished_s, cost_s = excluded.cost_s, summary = excluded.summary,
-  critic = excluded.critic)sql";
+  critic = excluded.critic, agent = excluded.agent)sql";
 
 // DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes the old row first, which would
 // also swallow unrelated constraint failures on the way.
@@ -50,28 +50,6 @@ constexpr const char* kInsertEvent =
 constexpr const char* kUpsertMeta = R"sql(
 INSERT INTO meta(key, value) VALUES(?1, ?2)
 ON CONFLICT(key) DO UPDATE SET value = excluded.value)sql";
-
-constexpr const char* kSelectMeta = "SELECT key, value FROM meta";
-
-constexpr const char* kSelectNodes = R"sql(
-SELECT id, parent, action_id, value, category, layer, outcome, step, seq, git_commit,
-       overlay, metric, gain, diagnosis, score, created_s, finished_s, cost_s, summary, critic
-FROM nodes ORDER BY id)sql";
-
-// Node ids are dense (1, 2, ...), so max(id) is a good capacity hint and costs one b-tree
-// descent, where count(*) would read a whole index.
-constexpr const char* kMaxNodeId = "SELECT coalesce(max(id), 0) FROM nodes";
-
-constexpr const char* kSelectSamples =
-    "SELECT arm, rep, value, extra FROM samples WHERE node_id = ?1 ORDER BY arm, rep";
-
-constexpr const char* kSelectProfile = "SELECT profile FROM profiles WHERE node_id = ?1";
-
-constexpr const char* kSelectEventsAll =
-    "SELECT id, node_id, kind, message, data, t FROM events WHERE id > ?1 ORDER BY id LIMIT ?2";
-constexpr const char* kSelectEventsOfNode =
-    "SELECT id, node_id, kind, message, data, t FROM events "
-    "WHERE node_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
 
 // Error unless the connection is configured as the store's durability promise needs.
 Status Configure(sqlite::Db& db, OpenMode mode) {
@@ -124,47 +102,6 @@ Status CheckNode(const Node& n) {
   return {};
 }
 
-Result<Node> ReadNode(const sqlite::ScopedStmt& s) {
-  Node n;
-  n.id = s.Int(0);
-  n.parent = s.IsNull(1) ? kNoNode : s.Int(1);
-  n.action_id = s.Text(2);
-  n.value = s.Text(3);
-  n.category = s.Text(4);
-  n.layer = s.Text(5);
-  auto outcome = ParseOutcome(s.Text(6));
-  if (!outcome)
-    return MakeError("node " + std::to_string(n.id) + " has unknown outcome '" +
-                     std::string(s.Text(6)) + "'");
-  n.outcome = *outcome;
-  auto step = ParseStep(s.Text(7));
-  if (!step)
-    return MakeError("node " + std::to_string(n.id) + " has unknown step '" +
-                     std::string(s.Text(7)) + "'");
-  n.step = *step;
-  n.seq = s.Int(8);
-  n.commit = s.Text(9);
-  auto overlay = store_json::DecodeOverlay(s.Text(10));
-  if (!overlay.ok())
-    return MakeError("node " + std::to_string(n.id) + ": " + overlay.error().message);
-  n.overlay = std::move(*overlay);
-  if (!s.IsNull(11)) n.metric = s.Double(11);
-  if (!s.IsNull(12)) n.gain = s.Double(12);
-  n.diagnosis = s.Text(13);
-  auto score = store_json::DecodeScore(s.Text(14));
-  if (!score.ok()) return MakeError("node " + std::to_string(n.id) + ": " + score.error().message);
-  n.score = *score;
-  n.created_s = s.Double(15);
-  n.finished_s = s.Double(16);
-  n.cost_s = s.Double(17);
-  n.summary = s.Text(18);
-  auto critic = store_json::DecodeCritic(s.Text(19));
-  if (!critic.ok())
-    return MakeError("node " + std::to_string(n.id) + ": " + critic.error().message);
-  n.critic = std::move(*critic);
-  return n;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, OpenMode mode) {
@@ -215,6 +152,8 @@ Status SqliteStore::ApplyLocked(const Mutation& m) {
   for (const auto& [node, profile] : m.profiles) ARBOR_TRY(WriteProfile(node, profile));
   for (const Event& e : m.events) ARBOR_TRY(WriteEvent(e));
   if (m.meta) ARBOR_TRY(WriteMeta(*m.meta));
+  for (const ActionSpec& a : m.actions) ARBOR_TRY(WriteAction(a));
+  for (const Mutation::Prompt& p : m.prompts) ARBOR_TRY(WritePrompt(p));
   return {};
 }
 
@@ -233,7 +172,7 @@ Status SqliteStore::WriteNode(const Node& n) {
   BindOptional(*s, 13, n.gain);
   s->Bind(14, n.diagnosis).Bind(15, store_json::EncodeScore(n.score));
   s->Bind(16, n.created_s).Bind(17, n.finished_s).Bind(18, n.cost_s).Bind(19, n.summary);
-  s->Bind(20, store_json::EncodeCritic(n.critic));
+  s->Bind(20, store_json::EncodeCritic(n.critic)).Bind(21, store_json::EncodeAgent(n.agent));
   Status r = s->Run();
   if (!r.ok()) return MakeError("node " + std::to_string(n.id) + ": " + r.error().message);
   return {};
@@ -288,104 +227,6 @@ Status SqliteStore::WriteMeta(const CampaignMeta& meta) {
     if (!r.ok()) return MakeError("meta '" + key + "': " + r.error().message);
   }
   return {};
-}
-
-Result<std::optional<CampaignMeta>> SqliteStore::LoadMeta() {
-  std::lock_guard lock(mu_);
-  auto s = db_.Use(kSelectMeta);
-  if (!s.ok()) return Fail("load meta", s.error());
-  meta_codec::Rows rows;
-  for (;;) {
-    auto row = s->Step();
-    if (!row.ok()) return Fail("load meta", row.error());
-    if (!*row) break;
-    rows.emplace_back(s->Text(0), s->Text(1));
-  }
-  auto meta = meta_codec::Decode(rows);
-  if (!meta.ok()) return Fail("load meta", meta.error());
-  return meta;
-}
-
-Result<std::vector<Node>> SqliteStore::LoadNodes() {
-  std::lock_guard lock(mu_);
-  std::vector<Node> nodes;
-  // Growing a vector of 100k Nodes reallocates ~17 times and dominated the allocator's time.
-  if (auto hint = db_.QueryText(kMaxNodeId); hint.ok()) {
-    nodes.reserve(std::min<size_t>(std::strtoull(hint->c_str(), nullptr, 10), 1 << 24));
-  }
-  auto s = db_.Use(kSelectNodes);
-  if (!s.ok()) return Fail("load nodes", s.error());
-  for (;;) {
-    auto row = s->Step();
-    if (!row.ok()) return Fail("load nodes", row.error());
-    if (!*row) break;
-    auto node = ReadNode(*s);
-    if (!node.ok()) return Fail("load nodes", node.error());
-    nodes.push_back(std::move(*node));
-  }
-  return nodes;
-}
-
-Result<std::vector<Sample>> SqliteStore::LoadSamples(NodeId node) {
-  std::lock_guard lock(mu_);
-  auto s = db_.Use(kSelectSamples);
-  if (!s.ok()) return Fail("load samples", s.error());
-  s->Bind(1, static_cast<int64_t>(node));
-  std::vector<Sample> samples;
-  for (;;) {
-    auto row = s->Step();
-    if (!row.ok()) return Fail("load samples", row.error());
-    if (!*row) break;
-    Sample sample;
-    sample.node = node;
-    sample.arm = s->Text(0);
-    sample.rep = static_cast<int>(s->Int(1));
-    sample.value = s->Double(2);
-    auto extra = store_json::DecodeNumbers(s->Text(3));
-    if (!extra.ok()) return Fail("load samples of node " + std::to_string(node), extra.error());
-    sample.extra = std::move(*extra);
-    samples.push_back(std::move(sample));
-  }
-  return samples;
-}
-
-Result<std::optional<Profile>> SqliteStore::LoadProfile(NodeId node) {
-  std::lock_guard lock(mu_);
-  auto s = db_.Use(kSelectProfile);
-  if (!s.ok()) return Fail("load profile", s.error());
-  s->Bind(1, static_cast<int64_t>(node));
-  auto row = s->Step();
-  if (!row.ok()) return Fail("load profile", row.error());
-  if (!*row) return std::optional<Profile>();
-  auto profile = store_json::DecodeProfile(s->Text(0));
-  if (!profile.ok()) return Fail("load profile of node " + std::to_string(node), profile.error());
-  return std::optional<Profile>(std::move(*profile));
-}
-
-Result<std::vector<Event>> SqliteStore::LoadEvents(NodeId node, int64_t after_id, int limit) {
-  std::lock_guard lock(mu_);
-  auto s = db_.Use(node == kNoNode ? kSelectEventsAll : kSelectEventsOfNode);
-  if (!s.ok()) return Fail("load events", s.error());
-  // SQLite treats a negative LIMIT as no limit, which is what a negative `limit` means here.
-  const int first = node == kNoNode ? 1 : 2;
-  if (node != kNoNode) s->Bind(1, static_cast<int64_t>(node));
-  s->Bind(first, after_id);
-  s->Bind(first + 1, static_cast<int64_t>(limit));
-  std::vector<Event> events;
-  for (;;) {
-    auto row = s->Step();
-    if (!row.ok()) return Fail("load events", row.error());
-    if (!*row) break;
-    Event e;
-    e.id = s->Int(0);
-    e.node = s->IsNull(1) ? kNoNode : s->Int(1);
-    e.kind = s->Text(2);
-    e.message = s->Text(3);
-    e.data = s->Text(4);
-    e.t = s->Double(5);
-    events.push_back(std::move(e));
-  }
-  return events;
 }
 
 Result<std::string> SqliteStore::IntegrityCheck() {

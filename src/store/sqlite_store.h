@@ -42,6 +42,8 @@ class SqliteStore : public Store {
   Result<std::optional<Profile>> LoadProfile(NodeId node) override;
   // A negative `limit` means no limit.
   Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override;
+  Result<std::vector<ActionSpec>> LoadActions() override;
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override;
 
   // SQLite's verdict on the file: "ok", or the problems it found, one per line.
   Result<std::string> IntegrityCheck();
@@ -62,6 +64,8 @@ class SqliteStore : public Store {
   Status WriteProfile(NodeId node, const Profile& p);
   Status WriteEvent(const Event& e);
   Status WriteMeta(const CampaignMeta& meta);
+  Status WriteAction(const ActionSpec& a);
+  Status WritePrompt(const Mutation::Prompt& p);
   Error Fail(const std::string& what, const Error& e) const;
 
   const std::string path_;

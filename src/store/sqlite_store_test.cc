@@ -424,6 +424,7 @@ TEST(SqliteStoreOpenTest, HotQueriesUseIndexes) {
       "SELECT arm, rep, value, extra FROM samples WHERE node_id = 1 ORDER BY arm, rep",
       "SELECT * FROM events WHERE node_id = 1 AND id > 5 ORDER BY id LIMIT 10",
       "SELECT profile FROM profiles WHERE node_id = 1",
+      "SELECT kind, text FROM prompts WHERE node_id = 1 ORDER BY kind",
   };
   for (const char* q : queries) {
     std::string plan;

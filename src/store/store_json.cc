@@ -1,9 +1,9 @@
 #include "store/store_json.h"
 
 #include <charconv>
-#include <cmath>
-#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "store/json_numbers.h"
 
 namespace arbor::store_json {
 namespace {
@@ -14,25 +14,9 @@ using nlohmann::json;
 // U+FFFD rather than failing the whole Apply (nlohmann's default is to throw).
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-json Number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-// Non-finite spellings written by Number(); false for any other string.
-bool ParseNonFinite(std::string_view s, double* out) {
-  if (s == "nan") {
-    *out = std::numeric_limits<double>::quiet_NaN();
-  } else if (s == "inf") {
-    *out = std::numeric_limits<double>::infinity();
-  } else if (s == "-inf") {
-    *out = -std::numeric_limits<double>::infinity();
-  } else {
-    return false;
-  }
-  return true;
-}
+using internal::Number;
+using internal::ParseNonFinite;
+using internal::ReadNumber;
 
 // Streams the members of a flat JSON object (string or number values) to a visitor without
 // building a DOM. Overlay and score are decoded for every node on a cold load of the tree,
@@ -149,16 +133,6 @@ Status VisitFlatObject(std::string_view text, const char* what, Visitor* visitor
   if (why.empty()) why = "not an object";
   return MakeError(std::string("malformed ") + what + " JSON (" + why +
                    "): " + std::string(text.substr(0, 80)));
-}
-
-// Reads a number written by Number(); false when `j` is neither a number nor one of its
-// non-finite spellings.
-bool ReadNumber(const json& j, double* out) {
-  if (j.is_number()) {
-    *out = j.get<double>();
-    return true;
-  }
-  return j.is_string() && ParseNonFinite(j.get_ref<const std::string&>(), out);
 }
 
 // Parses `text` as a JSON object without exceptions.

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/model.h"
+#include "core/spec.h"
 #include "util/result.h"
 
 namespace arbor::store_json {
@@ -30,6 +31,17 @@ Result<std::map<std::string, double>> DecodeNumbers(std::string_view text);
 // The profile format of DESIGN.md: {"total_s": .., "components": [{"name","layer","share"}]}.
 std::string EncodeProfile(const Profile& profile);
 Result<Profile> DecodeProfile(std::string_view text);
+
+// A node's AgentNote (the `agent` column, schema v3): empty fields are omitted, so an empty
+// note is "{}" and "{}" decodes to an empty note. Implemented in store_json_agent.cc.
+std::string EncodeAgent(const AgentNote& note);
+Result<AgentNote> DecodeAgent(std::string_view text);
+
+// A whole ActionSpec (the `actions` table's `spec`, schema v3): every field, the apply spec as
+// {"kind": "env|append|patch|run|agent", ...its non-empty fields}, `requires_` as "requires".
+// Decoding needs a non-empty "id"; a member of the wrong type is an Error naming it.
+std::string EncodeAction(const ActionSpec& action);
+Result<ActionSpec> DecodeAction(std::string_view text);
 
 // True when `text` is empty or one JSON object: the contract of Event::data, checked before
 // it is stored so that readers of the events table never meet malformed details.

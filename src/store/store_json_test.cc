@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "store/meta_codec.h"
 
@@ -118,6 +120,172 @@ TEST(StoreJsonTest, EventDataMustBeAnObject) {
   EXPECT_TRUE(store_json::IsEmptyOrJsonObject(R"({"a": [1]})"));
   EXPECT_FALSE(store_json::IsEmptyOrJsonObject("[1]"));
   EXPECT_FALSE(store_json::IsEmptyOrJsonObject("{"));
+}
+
+AgentNote FullAgent() {
+  AgentNote n;
+  n.backend = "llm";
+  n.domain = "kernel";
+  n.confidence = 0.75;
+  n.rounds = 2;
+  n.prompt_tokens = 12345;
+  n.completion_tokens = 678;
+  n.cost = 0.0421;
+  n.findings = {"the GEMM is memory-bound", "tile 64 spills"};
+  n.questions = {"is AVX-512 allowed?"};
+  n.proposed = {"kernel.tile-k", "kernel.prefetch"};
+  return n;
+}
+
+TEST(StoreJsonTest, AgentNoteRoundTripsAndEmptyIsBraces) {
+  EXPECT_EQ(store_json::EncodeAgent(AgentNote()), "{}");
+  auto empty = store_json::DecodeAgent("{}");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+
+  const AgentNote n = FullAgent();
+  auto back = store_json::DecodeAgent(store_json::EncodeAgent(n));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->backend, n.backend);
+  EXPECT_EQ(back->domain, n.domain);
+  EXPECT_EQ(back->confidence, n.confidence);
+  EXPECT_EQ(back->rounds, n.rounds);
+  EXPECT_EQ(back->prompt_tokens, n.prompt_tokens);
+  EXPECT_EQ(back->completion_tokens, n.completion_tokens);
+  EXPECT_EQ(back->cost, n.cost);
+  EXPECT_EQ(back->findings, n.findings);
+  EXPECT_EQ(back->questions, n.questions);
+  EXPECT_EQ(back->proposed, n.proposed);
+
+  AgentNote sparse;  // empty fields are omitted
+  sparse.backend = "command";
+  sparse.findings = {"x"};
+  EXPECT_EQ(store_json::EncodeAgent(sparse), R"({"backend":"command","findings":["x"]})");
+}
+
+TEST(StoreJsonTest, MalformedAgentNamesTheField) {
+  EXPECT_FALSE(store_json::DecodeAgent("{").ok());
+  EXPECT_FALSE(store_json::DecodeAgent("[]").ok());
+  for (const auto& [text, field] :
+       {std::pair{R"({"confidence":"high"})", "confidence"},
+        std::pair{R"({"rounds":1.5})", "rounds"}, std::pair{R"({"findings":["a",2]})", "findings"},
+        std::pair{R"({"backend":7})", "backend"}}) {
+    auto note = store_json::DecodeAgent(text);
+    ASSERT_FALSE(note.ok()) << text;
+    EXPECT_NE(note.error().message.find("malformed agent JSON: field '" + std::string(field) +
+                                        "' has the wrong type"),
+              std::string::npos)
+        << note.error().message;
+  }
+}
+
+ActionSpec FullAction(ApplySpec::Kind kind) {
+  ActionSpec a;
+  a.id = "kernel.tile-k";
+  a.layer = "kernel";
+  a.category = "tiling";
+  a.describe = "tile the K loop \"by 64\"";
+  a.targets = {"matmul.*", "attention"};
+  a.speedup = 1.25;
+  a.cost_s = 120.5;
+  a.risk_accuracy = 0.01;
+  a.risk_crash = 0.2;
+  a.requires_ = {"kernel.gemm-tiled"};
+  a.conflicts = {"kernel.naive", "kernel.blas"};
+  a.apply.kind = kind;
+  a.apply.env = {{"TILE_K", "{value}"}};
+  a.apply.append = {{"CXXFLAGS", " -funroll-loops"}};
+  a.apply.patch = "/abs/patches/tile.diff";
+  a.apply.run = "sed -i s/a/b/ src/gemm.cc";
+  a.apply.agent = "kernel";
+  a.apply.goal = "tile K";
+  a.values = {"32", "64"};
+  a.line = 42;
+  a.proposed_by = "kernel specialist at node 7";
+  a.content_hash = "sha256:abc";
+  return a;
+}
+
+TEST(StoreJsonTest, ActionRoundTripsEveryFieldAndApplyKind) {
+  for (auto kind : {ApplySpec::Kind::kEnv, ApplySpec::Kind::kAppend, ApplySpec::Kind::kPatch,
+                    ApplySpec::Kind::kRun, ApplySpec::Kind::kAgent}) {
+    const ActionSpec a = FullAction(kind);
+    auto back = store_json::DecodeAction(store_json::EncodeAction(a));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->id, a.id);
+    EXPECT_EQ(back->layer, a.layer);
+    EXPECT_EQ(back->category, a.category);
+    EXPECT_EQ(back->describe, a.describe);
+    EXPECT_EQ(back->targets, a.targets);
+    EXPECT_EQ(back->speedup, a.speedup);
+    EXPECT_EQ(back->cost_s, a.cost_s);
+    EXPECT_EQ(back->risk_accuracy, a.risk_accuracy);
+    EXPECT_EQ(back->risk_crash, a.risk_crash);
+    EXPECT_EQ(back->requires_, a.requires_);
+    EXPECT_EQ(back->conflicts, a.conflicts);
+    EXPECT_EQ(back->apply.kind, kind);
+    EXPECT_EQ(back->apply.env, a.apply.env);
+    EXPECT_EQ(back->apply.append, a.apply.append);
+    EXPECT_EQ(back->apply.patch, a.apply.patch);
+    EXPECT_EQ(back->apply.run, a.apply.run);
+    EXPECT_EQ(back->apply.agent, a.apply.agent);
+    EXPECT_EQ(back->apply.goal, a.apply.goal);
+    EXPECT_EQ(back->values, a.values);
+    EXPECT_EQ(back->line, a.line);
+    EXPECT_EQ(back->proposed_by, a.proposed_by);
+    EXPECT_EQ(back->content_hash, a.content_hash);
+  }
+  // Absent fields take ActionSpec's defaults.
+  auto sparse = store_json::DecodeAction(R"({"id":"x","apply":{"kind":"agent","agent":"io"}})");
+  ASSERT_TRUE(sparse.ok()) << sparse.error().message;
+  EXPECT_EQ(sparse->speedup, ActionSpec().speedup);
+  EXPECT_EQ(sparse->cost_s, ActionSpec().cost_s);
+  EXPECT_EQ(sparse->apply.kind, ApplySpec::Kind::kAgent);
+  EXPECT_EQ(sparse->apply.agent, "io");
+}
+
+TEST(StoreJsonTest, MalformedActionNamesTheField) {
+  for (const auto& [text, field] :
+       {std::pair{R"({"id":"a","speedup":"fast"})", "speedup"},
+        std::pair{R"({"id":"a","requires":"b"})", "requires"},
+        std::pair{R"({"id":"a","line":"3"})", "line"},
+        std::pair{R"({"id":"a","apply":[]})", "apply"},
+        std::pair{R"({"id":"a","apply":{"kind":"teleport"}})", "apply.kind"},
+        std::pair{R"({"id":"a","apply":{"kind":"env","env":{"A":1}}})", "apply.env"}}) {
+    auto action = store_json::DecodeAction(text);
+    ASSERT_FALSE(action.ok()) << text;
+    EXPECT_NE(action.error().message.find("malformed action JSON: field '" + std::string(field) +
+                                          "' has the wrong type"),
+              std::string::npos)
+        << action.error().message;
+  }
+  auto no_id = store_json::DecodeAction(R"({"layer":"kernel"})");
+  ASSERT_FALSE(no_id.ok());
+  EXPECT_NE(no_id.error().message.find("field 'id' is missing"), std::string::npos);
+  EXPECT_FALSE(store_json::DecodeAction("{").ok());
+}
+
+TEST(MetaCodecTest, LlmUsageRoundTripsAndOldStoresReadZero) {
+  CampaignMeta meta;
+  meta.name = "c";
+  meta.llm_prompt_tokens = 123456789012;
+  meta.llm_completion_tokens = 42;
+  meta.llm_cost = 1.0 / 3;
+  meta.proposed_at = 7;
+  auto decoded = meta_codec::Decode(meta_codec::Encode(meta));
+  ASSERT_TRUE(decoded.ok() && decoded->has_value());
+  const CampaignMeta& back = **decoded;
+  EXPECT_EQ(back.llm_prompt_tokens, meta.llm_prompt_tokens);
+  EXPECT_EQ(back.llm_completion_tokens, meta.llm_completion_tokens);
+  EXPECT_EQ(back.llm_cost, meta.llm_cost);
+  EXPECT_EQ(back.proposed_at, meta.proposed_at);
+
+  auto old = meta_codec::Decode({{"campaign.name", "c"}, {"campaign.next_seq", "3"}});
+  ASSERT_TRUE(old.ok() && old->has_value());
+  EXPECT_EQ((*old)->llm_prompt_tokens, 0);
+  EXPECT_EQ((*old)->llm_completion_tokens, 0);
+  EXPECT_EQ((*old)->llm_cost, 0);
+  EXPECT_EQ((*old)->proposed_at, 0);
 }
 
 TEST(MetaCodecTest, UnknownKeysAreIgnoredAndMissingOnesDefault) {

@@ -123,6 +123,54 @@ bool GlobMatch(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
+namespace {
+
+// PathGlobMatch from pattern index `pi` and path index `ti`; `memo` caches failures (1) per
+// (pi, ti), which keeps the backtracking over several '**' polynomial.
+bool PathGlobFrom(std::string_view p, std::string_view t, size_t pi, size_t ti,
+                  std::vector<char>* memo) {
+  char& seen = (*memo)[pi * (t.size() + 1) + ti];
+  if (seen) return false;
+  bool matched = false;
+  if (pi == p.size()) {
+    matched = ti == t.size();
+  } else if (p.substr(pi, 3) == "**/") {
+    matched = PathGlobFrom(p, t, pi + 3, ti, memo);  // zero directories
+    for (size_t k = ti; !matched && k < t.size(); ++k) {
+      if (t[k] == '/') matched = PathGlobFrom(p, t, pi + 3, k + 1, memo);
+    }
+  } else if (p.substr(pi, 2) == "**") {
+    for (size_t k = ti; !matched && k <= t.size(); ++k)
+      matched = PathGlobFrom(p, t, pi + 2, k, memo);
+  } else if (p[pi] == '*') {
+    for (size_t k = ti; !matched && k <= t.size(); ++k) {
+      matched = PathGlobFrom(p, t, pi + 1, k, memo);
+      if (k < t.size() && t[k] == '/') break;
+    }
+  } else if (ti < t.size() && t[ti] != '/' && p[pi] == '?') {
+    matched = PathGlobFrom(p, t, pi + 1, ti + 1, memo);
+  } else if (ti < t.size() && p[pi] == '[') {
+    bool hit = false;
+    size_t next = MatchClass(p, pi, t[ti], &hit);
+    if (next == std::string_view::npos) {  // unterminated '[' is a literal
+      matched = t[ti] == '[' && PathGlobFrom(p, t, pi + 1, ti + 1, memo);
+    } else {
+      matched = hit && t[ti] != '/' && PathGlobFrom(p, t, next, ti + 1, memo);
+    }
+  } else if (ti < t.size() && p[pi] == t[ti]) {
+    matched = PathGlobFrom(p, t, pi + 1, ti + 1, memo);
+  }
+  if (!matched) seen = 1;
+  return matched;
+}
+
+}  // namespace
+
+bool PathGlobMatch(std::string_view pattern, std::string_view path) {
+  std::vector<char> memo((pattern.size() + 1) * (path.size() + 1), 0);
+  return PathGlobFrom(pattern, path, 0, 0, &memo);
+}
+
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1);
   std::vector<size_t> cur(b.size() + 1);

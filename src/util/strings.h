@@ -16,6 +16,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string ReplaceAll(std::string s, std::string_view from, std::string_view to);
 // Shell-style glob: '*' any run, '?' one char, '[...]' a class. Used for profile targets.
 bool GlobMatch(std::string_view pattern, std::string_view text);
+// Path glob over '/'-separated paths: '*', '?' and '[...]' never match '/'; '**' matches any
+// run including '/', and '**/' zero or more whole directories ("src/**/*.cc" matches
+// "src/a.cc" and "src/x/y/a.cc"). Used for allowlists of files.
+bool PathGlobMatch(std::string_view pattern, std::string_view path);
 // Levenshtein distance, for did-you-mean suggestions.
 size_t EditDistance(std::string_view a, std::string_view b);
 // The candidate closest to `word` within distance 2 (or a third of its length), or "".

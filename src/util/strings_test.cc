@@ -5,6 +5,25 @@
 namespace arbor {
 namespace {
 
+TEST(PathGlobTest, StarStaysInOneDirectoryAndDoubleStarCrossesThem) {
+  EXPECT_TRUE(PathGlobMatch("src/*.cc", "src/a.cc"));
+  EXPECT_FALSE(PathGlobMatch("src/*.cc", "src/x/a.cc"));
+  EXPECT_TRUE(PathGlobMatch("src/**", "src/x/a.cc"));
+  EXPECT_TRUE(PathGlobMatch("src/**", "src/a.cc"));
+  EXPECT_FALSE(PathGlobMatch("src/**", "docs/a.md"));
+  EXPECT_TRUE(PathGlobMatch("src/**/*.cc", "src/a.cc"));
+  EXPECT_TRUE(PathGlobMatch("src/**/*.cc", "src/x/y/a.cc"));
+  EXPECT_FALSE(PathGlobMatch("src/**/*.cc", "src/x/y/a.h"));
+  EXPECT_TRUE(PathGlobMatch("**/*.h", "a.h"));
+  EXPECT_FALSE(PathGlobMatch("a?c", "a/c"));
+  EXPECT_FALSE(PathGlobMatch("a[/]c", "a/c"));
+  EXPECT_TRUE(PathGlobMatch("k[0-9].txt", "k7.txt"));
+  EXPECT_TRUE(PathGlobMatch("a[b", "a[b"));
+  EXPECT_FALSE(PathGlobMatch("*", "a/b"));
+  EXPECT_TRUE(PathGlobMatch("**/**/**/x", "a/b/c/d/e/f/g/h/x"));
+  EXPECT_FALSE(PathGlobMatch("**/**/**/x", std::string(200, 'a') + "/y"));
+}
+
 TEST(GlobTest, MatchesStarsQuestionAndClasses) {
   EXPECT_TRUE(GlobMatch("matmul*", "matmul.qkv"));
   EXPECT_TRUE(GlobMatch("*", ""));

@@ -17,7 +17,25 @@ Status FakeStore::Apply(const Mutation& m) {
     events_.push_back(e);
   }
   if (m.meta) meta_ = *m.meta;
+  for (const ActionSpec& a : m.actions) {
+    auto it = std::find_if(actions_.begin(), actions_.end(),
+                           [&](const ActionSpec& x) { return x.id == a.id; });
+    if (it == actions_.end()) {
+      actions_.push_back(a);
+    } else {
+      *it = a;
+    }
+  }
+  for (const Mutation::Prompt& p : m.prompts) prompts_[{p.node, p.kind}] = p.text;
   return {};
+}
+
+Result<std::vector<Mutation::Prompt>> FakeStore::LoadPrompts(NodeId node) {
+  std::vector<Mutation::Prompt> out;
+  for (const auto& [key, text] : prompts_) {
+    if (key.first == node) out.push_back({node, key.second, text});
+  }
+  return out;
 }
 
 Result<std::vector<Node>> FakeStore::LoadNodes() {
@@ -50,6 +68,7 @@ Result<std::vector<Event>> FakeStore::LoadEvents(NodeId node, int64_t after_id, 
 }
 
 Result<std::string> FakeWorkspace::Prepare(NodeId node, const std::string& commit) {
+  if (on_prepare) on_prepare(node);
   worktrees[node] = commit;
   return "/fake/n" + std::to_string(node);
 }

@@ -23,6 +23,8 @@ class FakeStore : public Store {
   Result<std::vector<Sample>> LoadSamples(NodeId node) override;
   Result<std::optional<Profile>> LoadProfile(NodeId node) override;
   Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override;
+  Result<std::vector<ActionSpec>> LoadActions() override { return actions_; }
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override;
 
   void FailAfter(int applies) { fail_after_ = applies; }
   int applies() const { return applies_; }
@@ -34,6 +36,8 @@ class FakeStore : public Store {
   std::map<std::tuple<NodeId, std::string, int>, Sample> samples_;
   std::map<NodeId, Profile> profiles_;
   std::vector<Event> events_;
+  std::vector<ActionSpec> actions_;
+  std::map<std::pair<NodeId, std::string>, std::string> prompts_;
   int fail_after_ = -1;
   int applies_ = 0;
 };
@@ -53,6 +57,8 @@ class FakeWorkspace : public Workspace {
   }
   std::optional<double> FreeDiskMb() override { return free_mb; }
   std::optional<double> free_mb;
+  // Called on every Prepare (e.g. a delay that lets other threads run first); none by default.
+  std::function<void(NodeId)> on_prepare;
 
   std::string branch = "c0";
   std::map<std::string, std::string> parent_of;  // commit -> parent commit

@@ -1,0 +1,122 @@
+// Wiring of util/secrets.h's Scrubber into everything a campaign writes (docs/secrets.md).
+//
+// The values of the LLM API-key variables and of the user's secret variables must never reach
+// the store, the knowledge base, the captured logs or the live event views. The decorators
+// here scrub text on its way in and forward everything else unchanged; reports, exports and
+// prompts are built from those sources, so scrubbing at the sources covers them. Each
+// decorator borrows its Scrubber and its inner port, which must outlive it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ports.h"
+#include "util/result.h"
+#include "util/secrets.h"
+
+namespace arbor {
+
+// A Scrubber over the current values of `variable_names` (getenv); unset or empty variables,
+// and values shorter than kMinSecretLength, are ignored.
+Scrubber ScrubberFromEnv(const std::vector<std::string>& variable_names);
+
+// Every free-text field of a node that may quote a command's output or a specialist's words.
+// Identity and configuration (action id, value, category, commit, overlay) are left alone:
+// they come from the campaign file and resume depends on them.
+void ScrubNode(const Scrubber& scrubber, Node* node);
+void ScrubEvent(const Scrubber& scrubber, Event* event);
+void ScrubProfile(const Scrubber& scrubber, Profile* profile);
+void ScrubKbEntry(const Scrubber& scrubber, KbEntry* entry);
+
+// A Store that scrubs every mutation before the inner store sees it; loads are forwarded.
+class ScrubbingStore : public Store {
+ public:
+  ScrubbingStore(Store* inner, const Scrubber* scrubber) : inner_(inner), scrubber_(scrubber) {}
+
+  Status Apply(const Mutation& m) override;
+  Result<std::optional<CampaignMeta>> LoadMeta() override { return inner_->LoadMeta(); }
+  Result<std::vector<Node>> LoadNodes() override { return inner_->LoadNodes(); }
+  Result<std::vector<Sample>> LoadSamples(NodeId node) override {
+    return inner_->LoadSamples(node);
+  }
+  Result<std::optional<Profile>> LoadProfile(NodeId node) override {
+    return inner_->LoadProfile(node);
+  }
+  Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
+    return inner_->LoadEvents(node, after_id, limit);
+  }
+  Result<std::vector<ActionSpec>> LoadActions() override { return inner_->LoadActions(); }
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override {
+    return inner_->LoadPrompts(node);
+  }
+
+ private:
+  Store* inner_;
+  const Scrubber* scrubber_;
+};
+
+// A KnowledgeBase that scrubs entries' text before recording them.
+class ScrubbingKnowledgeBase : public KnowledgeBase {
+ public:
+  ScrubbingKnowledgeBase(KnowledgeBase* inner, const Scrubber* scrubber)
+      : inner_(inner), scrubber_(scrubber) {}
+
+  Result<int64_t> MaxId() override { return inner_->MaxId(); }
+  Result<std::vector<KbEntry>> Load(const KbQuery& query) override { return inner_->Load(query); }
+  Status Record(const std::vector<KbEntry>& entries) override;
+
+ private:
+  KnowledgeBase* inner_;
+  const Scrubber* scrubber_;
+};
+
+// An EventSink (terminal line, --events JSON lines) that scrubs events before forwarding.
+class ScrubbingEventSink : public EventSink {
+ public:
+  ScrubbingEventSink(EventSink* inner, const Scrubber* scrubber)
+      : inner_(inner), scrubber_(scrubber) {}
+  void OnEvent(const Event& e) override;
+  void OnProgress(const Progress& p) override { inner_->OnProgress(p); }
+
+ private:
+  EventSink* inner_;
+  const Scrubber* scrubber_;
+};
+
+// A Workspace whose snapshot commit messages are scrubbed: a message carries the specialist's
+// summary (an LLM's words), and a commit in git history outlives the campaign.
+class ScrubbingWorkspace : public Workspace {
+ public:
+  ScrubbingWorkspace(Workspace* inner, const Scrubber* scrubber)
+      : inner_(inner), scrubber_(scrubber) {}
+
+  Result<std::string> Open() override { return inner_->Open(); }
+  Result<std::string> Prepare(NodeId node, const std::string& commit) override {
+    return inner_->Prepare(node, commit);
+  }
+  Result<std::string> Snapshot(NodeId node, const std::string& message,
+                               const EnvOverlay& overlay) override {
+    return inner_->Snapshot(node, scrubber_->Scrub(message), overlay);
+  }
+  Status Promote(const std::string& commit) override { return inner_->Promote(commit); }
+  Status Release(NodeId node) override { return inner_->Release(node); }
+  Status ReleaseAll() override { return inner_->ReleaseAll(); }
+  std::optional<double> FreeDiskMb() override { return inner_->FreeDiskMb(); }
+
+ private:
+  Workspace* inner_;
+  const Scrubber* scrubber_;
+};
+
+// ScrubFileInPlace reads files in pieces of this size (plus the overlap).
+inline constexpr size_t kScrubChunkBytes = 1 << 20;
+
+// Rewrites the file at `path` with every secret redacted, atomically (a temporary file in the
+// same folder, fsynced, renamed over it, same permissions), and only when it holds a secret:
+// a clean file is read but never written. Streams in chunks that overlap by the longest form,
+// so files of any size take bounded memory and no occurrence across a chunk boundary is missed.
+// A missing file is not an error (a command may not have written it).
+Status ScrubFileInPlace(const std::string& path, const Scrubber& scrubber);
+
+}  // namespace arbor

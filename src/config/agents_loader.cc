@@ -1,0 +1,133 @@
+#include "config/agents_loader.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "config/values.h"
+#include "util/strings.h"
+
+namespace arbor::config_internal {
+namespace {
+
+constexpr long long kMaxInt = std::numeric_limits<int>::max();
+
+Status ReadSpecialist(const Section& s, SpecialistSpec* specialist) {
+  ARBOR_TRY(
+      s.CheckKeys({"backend", "command", "model", "base_url", "api_key_env", "timeout", "retries",
+                   "max_rounds", "temperature", "max_answer_tokens", "cost_per_1k_prompt",
+                   "cost_per_1k_completion", "propose", "max_proposals", "allow"}));
+  ARBOR_TRY(s.ReadString("backend", &specialist->backend));
+  const std::string& backend = specialist->backend;
+  if (backend != "builtin" && backend != "command" && backend != "llm") {
+    return s.Invalid(*s.Get("backend"), s.KeyPath("backend"),
+                     "; expected \"builtin\", \"command\" or \"llm\"");
+  }
+  if (backend == "command") {
+    ARBOR_TRY(s.Require("command", "the agent command (backend \"command\" runs it)"));
+  }
+  if (backend == "llm") {
+    ARBOR_TRY(s.Require("model", "a model name (backend \"llm\" needs it)"));
+    ARBOR_TRY(s.Require("base_url", "an OpenAI-compatible URL (backend \"llm\" needs it)"));
+  }
+  ARBOR_TRY(s.ReadNonEmptyString("command", &specialist->command));
+  ARBOR_TRY(s.ReadNonEmptyString("model", &specialist->model));
+  ARBOR_TRY(s.ReadNonEmptyString("base_url", &specialist->base_url));
+  if (const toml::node* node = s.Get("base_url"); node != nullptr &&
+                                                  !StartsWith(specialist->base_url, "http://") &&
+                                                  !StartsWith(specialist->base_url, "https://")) {
+    return s.Invalid(*node, s.KeyPath("base_url"),
+                     "; expected an http:// or https:// URL like \"http://localhost:8000/v1\"");
+  }
+  ARBOR_TRY(s.ReadString("api_key_env", &specialist->api_key_env));
+  if (const toml::node* node = s.Get("api_key_env");
+      node != nullptr && !IsValidEnvName(specialist->api_key_env)) {
+    return s.Invalid(*node, s.KeyPath("api_key_env"),
+                     "; expected an environment variable name like \"OPENAI_API_KEY\"");
+  }
+  ARBOR_TRY(s.ReadDuration("timeout", Section::Zero::kRejected, &specialist->timeout_s));
+  ARBOR_TRY(s.ReadInt("retries", 0, 20, &specialist->retries));
+  ARBOR_TRY(s.ReadInt("max_rounds", 1, 20, &specialist->max_rounds));
+  ARBOR_TRY(s.ReadNumber("temperature", NumberRule::kNonNegative, &specialist->temperature));
+  ARBOR_TRY(s.ReadInt("max_answer_tokens", 0, kMaxInt, &specialist->max_answer_tokens));
+  ARBOR_TRY(s.ReadNumber("cost_per_1k_prompt", NumberRule::kNonNegative,
+                         &specialist->cost_per_1k_prompt));
+  ARBOR_TRY(s.ReadNumber("cost_per_1k_completion", NumberRule::kNonNegative,
+                         &specialist->cost_per_1k_completion));
+  ARBOR_TRY(s.ReadBool("propose", &specialist->propose));
+  if (specialist->propose && backend == "builtin") {
+    return s.Invalid(*s.Get("propose"), s.KeyPath("propose"),
+                     "; the builtin backend cannot propose actions (use \"llm\" or \"command\")");
+  }
+  ARBOR_TRY(s.ReadInt("max_proposals", 1, 100, &specialist->max_proposals));
+  return s.ReadStringArray("allow", &specialist->allow);
+}
+
+Status ReadSpecialists(const Section& root, std::map<std::string, SpecialistSpec>* out) {
+  const toml::table* table = nullptr;
+  ARBOR_TRY(root.GetTable("specialists", &table));
+  if (table == nullptr) return {};
+  for (auto&& [key, node] : *table) {
+    std::string domain(key.str());
+    if (!IsValidName(domain)) {
+      return ErrorAt(
+          root.file(), key.source(),
+          "invalid specialist domain '" + domain + "'; expected letters, digits, '.', '_' or '-'");
+    }
+    std::string path = "specialists." + domain;
+    if (!node.is_table()) return root.WrongType(node, path, "a table ([" + path + "])");
+    Section s(root.file(), *node.as_table(), path, "in [" + path + "]");
+    SpecialistSpec specialist;
+    specialist.domain = domain;
+    ARBOR_TRY(ReadSpecialist(s, &specialist));
+    (*out)[domain] = std::move(specialist);
+  }
+  return {};
+}
+
+Status ReadLlm(const Section& root, LlmBudget* llm) {
+  const toml::table* table = nullptr;
+  ARBOR_TRY(root.GetTable("llm", &table));
+  if (table == nullptr) return {};
+  Section s(root.file(), *table, "llm", "in [llm]");
+  ARBOR_TRY(s.CheckKeys({"max_tokens", "max_cost"}));
+  if (const toml::node* node = s.Get("max_tokens")) {
+    if (!node->is_integer() || node->as_integer()->get() < 0) {
+      return s.WrongType(*node, "llm.max_tokens", "an integer >= 0 (0: unlimited)");
+    }
+    llm->max_tokens = node->as_integer()->get();
+  }
+  return s.ReadNumber("max_cost", NumberRule::kNonNegative, &llm->max_cost);
+}
+
+Status ReadSecrets(const Section& root, std::vector<std::string>* secrets) {
+  const toml::table* table = nullptr;
+  ARBOR_TRY(root.GetTable("secrets", &table));
+  if (table == nullptr) return {};
+  Section s(root.file(), *table, "secrets", "in [secrets]");
+  ARBOR_TRY(s.CheckKeys({"env"}));
+  ARBOR_TRY(s.ReadStringArray("env", secrets));
+  for (const std::string& name : *secrets) {
+    if (!IsValidEnvName(name)) {
+      return s.Invalid(*s.Get("env"), "secrets.env",
+                       " ('" + name + "'); expected environment variable names");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status ReadAgents(const Section& root, const std::string& /*base_dir*/, CampaignSpec* spec) {
+  ARBOR_TRY(ReadSpecialists(root, &spec->specialists));
+  ARBOR_TRY(ReadLlm(root, &spec->llm));
+  ARBOR_TRY(ReadSecrets(root, &spec->secrets));
+  for (const auto& [domain, s] : spec->specialists) {
+    if (!s.api_key_env.empty() && std::find(spec->secrets.begin(), spec->secrets.end(),
+                                            s.api_key_env) == spec->secrets.end()) {
+      spec->secrets.push_back(s.api_key_env);
+    }
+  }
+  return {};
+}
+
+}  // namespace arbor::config_internal
