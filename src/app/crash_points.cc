@@ -29,7 +29,7 @@ Status CrashPointStore::Apply(const Mutation& m) {
     if (e.kind == point_.kind && ++seen_ == point_.n) hit = true;
   }
   if (hit && point_.before) std::raise(SIGKILL);
-  Status s = inner_->Apply(m);
+  Status s = StoreWrapper::Apply(m);
   if (hit && !point_.before) std::raise(SIGKILL);
   return s;
 }

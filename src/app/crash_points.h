@@ -21,28 +21,12 @@ struct CrashPoint {
 // Parses ARBOR_CRASH_AT's syntax; an Error names what was expected.
 Result<CrashPoint> ParseCrashPoint(const std::string& text);
 
-class CrashPointStore : public Store {
+class CrashPointStore : public StoreWrapper {
  public:
-  CrashPointStore(Store* inner, CrashPoint point) : inner_(inner), point_(std::move(point)) {}
+  CrashPointStore(Store* inner, CrashPoint point) : StoreWrapper(inner), point_(std::move(point)) {}
   Status Apply(const Mutation& m) override;
-  Result<std::optional<CampaignMeta>> LoadMeta() override { return inner_->LoadMeta(); }
-  Result<std::vector<Node>> LoadNodes() override { return inner_->LoadNodes(); }
-  Result<std::vector<Sample>> LoadSamples(NodeId node) override {
-    return inner_->LoadSamples(node);
-  }
-  Result<std::optional<Profile>> LoadProfile(NodeId node) override {
-    return inner_->LoadProfile(node);
-  }
-  Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
-    return inner_->LoadEvents(node, after_id, limit);
-  }
-  Result<std::vector<ActionSpec>> LoadActions() override { return inner_->LoadActions(); }
-  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override {
-    return inner_->LoadPrompts(node);
-  }
 
  private:
-  Store* inner_;
   CrashPoint point_;
   int seen_ = 0;
 };

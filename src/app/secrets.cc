@@ -163,7 +163,7 @@ void ScrubKbEntry(const Scrubber& scrubber, KbEntry* entry) {
 }
 
 Status ScrubbingStore::Apply(const Mutation& m) {
-  if (scrubber_->empty()) return inner_->Apply(m);
+  if (scrubber_->empty()) return StoreWrapper::Apply(m);
   Mutation scrubbed = m;
   for (Node& n : scrubbed.nodes) ScrubNode(*scrubber_, &n);
   for (Event& e : scrubbed.events) ScrubEvent(*scrubber_, &e);
@@ -176,7 +176,7 @@ Status ScrubbingStore::Apply(const Mutation& m) {
     ScrubText(*scrubber_, &a.apply.goal);
   }
   for (Mutation::Prompt& p : scrubbed.prompts) ScrubText(*scrubber_, &p.text);
-  return inner_->Apply(scrubbed);
+  return StoreWrapper::Apply(scrubbed);
 }
 
 Status ScrubbingKnowledgeBase::Record(const std::vector<KbEntry>& entries) {

@@ -30,29 +30,13 @@ void ScrubProfile(const Scrubber& scrubber, Profile* profile);
 void ScrubKbEntry(const Scrubber& scrubber, KbEntry* entry);
 
 // A Store that scrubs every mutation before the inner store sees it; loads are forwarded.
-class ScrubbingStore : public Store {
+class ScrubbingStore : public StoreWrapper {
  public:
-  ScrubbingStore(Store* inner, const Scrubber* scrubber) : inner_(inner), scrubber_(scrubber) {}
-
+  ScrubbingStore(Store* inner, const Scrubber* scrubber)
+      : StoreWrapper(inner), scrubber_(scrubber) {}
   Status Apply(const Mutation& m) override;
-  Result<std::optional<CampaignMeta>> LoadMeta() override { return inner_->LoadMeta(); }
-  Result<std::vector<Node>> LoadNodes() override { return inner_->LoadNodes(); }
-  Result<std::vector<Sample>> LoadSamples(NodeId node) override {
-    return inner_->LoadSamples(node);
-  }
-  Result<std::optional<Profile>> LoadProfile(NodeId node) override {
-    return inner_->LoadProfile(node);
-  }
-  Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
-    return inner_->LoadEvents(node, after_id, limit);
-  }
-  Result<std::vector<ActionSpec>> LoadActions() override { return inner_->LoadActions(); }
-  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override {
-    return inner_->LoadPrompts(node);
-  }
 
  private:
-  Store* inner_;
   const Scrubber* scrubber_;
 };
 

@@ -224,9 +224,8 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
   if (r.backend != "builtin" && !r.backend.empty()) {
     AgentNote& a = node->agent;
     a.backend = r.backend;
-    a.domain = catalog_.FindAction(node->action_id) != nullptr
-                   ? catalog_.FindAction(node->action_id)->apply.agent
-                   : "";
+    const ActionSpec* action = catalog_.FindAction(node->action_id);
+    a.domain = action != nullptr ? action->apply.agent : "";
     a.confidence = r.confidence;
     a.rounds = r.usage.rounds;
     a.prompt_tokens = r.usage.prompt_tokens;

@@ -53,6 +53,35 @@ class Store {
   virtual Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) = 0;
 };
 
+// Forwards every call to another Store (leveldb's EnvWrapper): a decorator overrides only
+// what it changes. `inner` must outlive it.
+class StoreWrapper : public Store {
+ public:
+  explicit StoreWrapper(Store* inner) : inner_(inner) {}
+  Status Apply(const Mutation& m) override { return inner_->Apply(m); }
+  Result<std::optional<CampaignMeta>> LoadMeta() override { return inner_->LoadMeta(); }
+  Result<std::vector<Node>> LoadNodes() override { return inner_->LoadNodes(); }
+  Result<std::vector<Sample>> LoadSamples(NodeId node) override {
+    return inner_->LoadSamples(node);
+  }
+  Result<std::optional<Profile>> LoadProfile(NodeId node) override {
+    return inner_->LoadProfile(node);
+  }
+  Result<std::vector<Event>> LoadEvents(NodeId node, int64_t after_id, int limit) override {
+    return inner_->LoadEvents(node, after_id, limit);
+  }
+  Result<std::vector<ActionSpec>> LoadActions() override { return inner_->LoadActions(); }
+  Result<std::vector<Mutation::Prompt>> LoadPrompts(NodeId node) override {
+    return inner_->LoadPrompts(node);
+  }
+
+ protected:
+  Store* inner() const { return inner_; }
+
+ private:
+  Store* inner_;
+};
+
 // ---- Workspace: git state of nodes. --------------------------------------------------------
 class Workspace {
  public:

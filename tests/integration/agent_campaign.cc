@@ -5,13 +5,16 @@
 
 #include <filesystem>
 #include <sstream>
+#include <string>
+
+#include "campaign_checks.h"
 
 namespace arbor::integration {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kBenchC[] =
+constexpr char kBenchHead[] =
     R"(/* Synthetic target: computed, not timed (tests/integration/agent_campaign.h). */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,36 +24,10 @@ constexpr char kBenchC[] =
 #include "speed.h"
 #include "tune.h"
 
-static double Env(const char* name, double fallback) {
-  const char* v = getenv(name);
-  return v != NULL && v[0] != '\0' ? atof(v) : fallback;
-}
+)";
 
-static uint64_t SplitMix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-/* Increments the call counter shared by every run of the campaign (file $COUNTER). */
-static long NextCall(void) {
-  const char* path = getenv("COUNTER");
-  long n = 0;
-  FILE* f = fopen(path, "r");
-  if (f != NULL) {
-    if (fscanf(f, "%ld", &n) != 1) n = 0;
-    fclose(f);
-  }
-  ++n;
-  f = fopen(path, "w");
-  if (f == NULL) return n;
-  fprintf(f, "%ld\n", n);
-  fclose(f);
-  return n;
-}
-
-int main(int argc, char** argv) {
+// After the includes: campaign_checks.h kComputedTargetHelpersC.
+constexpr char kBenchMain[] = R"(int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "--check") == 0) {
     if (Env("WRONG", 0) != 0) {
       printf("checksum mismatch\n");
@@ -141,7 +118,7 @@ void WriteAgentCampaign(TempWorkspace& ws, const std::string& name, int parallel
   std::string agent = ws.aux() + "/agent.sh";
   WriteFile(agent, script);
   ASSERT_EQ(chmod(agent.c_str(), 0755), 0);
-  ws.Write("bench.c", kBenchC);
+  ws.Write("bench.c", std::string(kBenchHead) + kComputedTargetHelpersC + kBenchMain);
   ws.Write("speed.h", "#define SPEED 1.0\n");
   ws.Write("tune.h", "#define TUNE 1.0\n");
   ws.Write(".gitignore", "/bench\n");

@@ -6,6 +6,37 @@
 #include <sstream>
 
 namespace arbor::integration {
+
+const char kComputedTargetHelpersC[] = R"(static double Env(const char* name, double fallback) {
+  const char* v = getenv(name);
+  return v != NULL && v[0] != '\0' ? atof(v) : fallback;
+}
+
+static uint64_t SplitMix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/* Increments the call counter shared by every run of the campaign (file $COUNTER). */
+static long NextCall(void) {
+  const char* path = getenv("COUNTER");
+  long n = 0;
+  FILE* f = fopen(path, "r");
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &n) != 1) n = 0;
+    fclose(f);
+  }
+  ++n;
+  f = fopen(path, "w");
+  if (f == NULL) return n;
+  fprintf(f, "%ld\n", n);
+  fclose(f);
+  return n;
+}
+
+)";
 namespace {
 
 std::string StringOr(const nlohmann::json& j, const char* key) {

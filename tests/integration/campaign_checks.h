@@ -30,6 +30,11 @@ struct TreeNode {
   std::string Key() const { return value.empty() ? action : action + "[" + value + "]"; }
 };
 
+// C helpers of the computed (not timed) targets the tests build, pasted after their includes
+// (<stdint.h>, <stdio.h>, <stdlib.h>, <string.h>): Env(name, fallback), SplitMix(x), and
+// NextCall(), the call counter shared by every run of a campaign (file $COUNTER).
+extern const char kComputedTargetHelpersC[];
+
 std::vector<TreeNode> ParseTree(const nlohmann::json& tree);
 std::vector<TreeNode> LoadTree(const TempWorkspace& ws);
 std::set<std::string> KeysWithOutcome(const std::vector<TreeNode>& nodes,

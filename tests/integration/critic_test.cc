@@ -23,43 +23,18 @@
 namespace arbor::integration {
 namespace {
 
-constexpr char kBenchC[] = R"(/* Synthetic target for Arbor's Critic tests: computed, not timed. */
+constexpr char kBenchHead[] =
+    R"(/* Synthetic target for Arbor's Critic tests: computed, not timed. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static double Env(const char* name, double fallback) {
-  const char* v = getenv(name);
-  return v != NULL && v[0] != '\0' ? atof(v) : fallback;
-}
+)";
 
-static uint64_t SplitMix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-/* Increments the call counter shared by every run of the campaign (file $COUNTER). */
-static long NextCall(void) {
-  const char* path = getenv("COUNTER");
-  long n = 0;
-  FILE* f = fopen(path, "r");
-  if (f != NULL) {
-    if (fscanf(f, "%ld", &n) != 1) n = 0;
-    fclose(f);
-  }
-  ++n;
-  f = fopen(path, "w");
-  if (f == NULL) return n;
-  fprintf(f, "%ld\n", n);
-  fclose(f);
-  return n;
-}
-
-int main(int argc, char** argv) {
+// After the includes: campaign_checks.h kComputedTargetHelpersC.
+constexpr char kBenchMain[] = R"(int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "--check") == 0) {
     if (Env("THREADS", 1) >= 8) raise(SIGSEGV); /* "8 threads or more crash" */
     if (Env("WRONG", 0) != 0) {
@@ -102,7 +77,7 @@ std::string Campaign(const TempWorkspace& ws, const std::string& name, const std
 
 // Writes bench.c and `toml`, commits, runs the campaign to its end and returns the tree.
 std::vector<TreeNode> RunCampaign(TempWorkspace& ws, const std::string& toml) {
-  ws.Write("bench.c", kBenchC);
+  ws.Write("bench.c", std::string(kBenchHead) + kComputedTargetHelpersC + kBenchMain);
   ws.Write("arbor.toml", toml);
   ws.CommitAll();
   ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 120);
