@@ -408,19 +408,24 @@ Status Orchestrator::StepDecide(Node* node) {
 }
 
 Status Orchestrator::StepProfile(Node* node) {
-  bool failed = false;
-  ARBOR_TRY(EnsureBuilt(node, &failed));
-  if (failed) return {};
-  ProfileResult r = ports_.target->Profile(Context(*node, "profile"));
   std::optional<Profile> profile;
   std::string message;
-  if (r.step.ok() && r.profile) {
-    profile = r.profile;
-    message = "bottlenecks: " + TopComponents(*r.profile);
-  } else if (r.step.ok()) {
-    message = "no profile command: actions are scored against the whole program";
+  if (node->id != kRootId && !spec_.search.reprofile) {
+    message = "re-profiling off (ablation): scoring keeps the baseline's profile";
   } else {
-    message = "profile failed (" + DescribeStep(r.step) + "); scoring keeps the last good profile";
+    bool failed = false;
+    ARBOR_TRY(EnsureBuilt(node, &failed));
+    if (failed) return {};
+    ProfileResult r = ports_.target->Profile(Context(*node, "profile"));
+    if (r.step.ok() && r.profile) {
+      profile = r.profile;
+      message = "bottlenecks: " + TopComponents(*r.profile);
+    } else if (r.step.ok()) {
+      message = "no profile command: actions are scored against the whole program";
+    } else {
+      message =
+          "profile failed (" + DescribeStep(r.step) + "); scoring keeps the last good profile";
+    }
   }
   node->step = Step::kDone;
   std::vector<Event> events{MakeEvent(node->id, "reprofiled", message)};
