@@ -98,8 +98,8 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
   MedianGate median_gate;
   testing::FakeClock clock;
   Gate* gate = v.critic ? static_cast<Gate*>(&critic_gate) : &median_gate;
-  Orchestrator o(spec, Ports{&out->store, &ws, &target, &specialist, gate, &clock, nullptr, kb,
-                             Context(uid)});
+  Orchestrator o(
+      spec, Ports{&out->store, &ws, &target, &specialist, gate, &clock, nullptr, kb, Context(uid)});
   auto summary = o.Run();
   if (!summary.ok()) out->error = summary.error().message;
   out->crashes = target.crashes();

@@ -51,9 +51,9 @@ struct ConditionalEffects {
 
 struct ActionValue {
   std::string value;
-  Effects effects;               // replaces the action's own `effects` for this value
-  double crash_rate = 0;         // probability that one benchmark run crashes (1 = always)
-  double accuracy_fail = 0;      // probability that one check fails
+  Effects effects;           // replaces the action's own `effects` for this value
+  double crash_rate = 0;     // probability that one benchmark run crashes (1 = always)
+  double accuracy_fail = 0;  // probability that one check fails
 };
 
 // What a campaign file says about an action: the engine sees only this, never the truth.
@@ -62,9 +62,9 @@ struct Prior {
   double cost_s = 30;
   double risk_crash = 0;
   double risk_accuracy = 0;
-  std::vector<std::string> targets;  // default: the components of the true effects
-  std::vector<std::string> requires_;   // declared dependencies (may be fewer than the truth)
-  std::vector<std::string> conflicts;   // declared conflicts
+  std::vector<std::string> targets;    // default: the components of the true effects
+  std::vector<std::string> requires_;  // declared dependencies (may be fewer than the truth)
+  std::vector<std::string> conflicts;  // declared conflicts
 };
 
 struct LandscapeAction {
@@ -83,11 +83,11 @@ struct LandscapeAction {
 };
 
 struct Noise {
-  double cv = 0.02;            // lognormal, per benchmark run
-  double outlier_rate = 0;     // probability that a run is an outlier
-  double outlier_factor = 0.7; // an outlier's value is multiplied by this
-  double drift = 0;            // amplitude of a slow sinusoidal drift (0.05 = ±5%)
-  double drift_period = 500;   // in benchmark runs
+  double cv = 0.02;             // lognormal, per benchmark run
+  double outlier_rate = 0;      // probability that a run is an outlier
+  double outlier_factor = 0.7;  // an outlier's value is multiplied by this
+  double drift = 0;             // amplitude of a slow sinusoidal drift (0.05 = ±5%)
+  double drift_period = 500;    // in benchmark runs
 };
 
 struct Landscape {
@@ -149,7 +149,7 @@ struct Landscape {
 
 struct Optimum {
   Config config;
-  double value = 0;  // TrueValue of config
+  double value = 0;    // TrueValue of config
   bool exact = false;  // true: every configuration was enumerated
 };
 

@@ -60,7 +60,8 @@ void Normalize(const std::vector<Truth>& truths, const std::vector<std::string>&
                std::vector<RunMetrics>* rows) {
   std::map<std::pair<std::string, int>, std::vector<double>> random;
   for (const RunMetrics& m : *rows) {
-    if (m.policy == "random" && m.error.empty()) random[{m.landscape, m.budget}].push_back(m.true_value);
+    if (m.policy == "random" && m.error.empty())
+      random[{m.landscape, m.budget}].push_back(m.true_value);
   }
   for (RunMetrics& m : *rows) {
     auto it = random.find({m.landscape, m.budget});

@@ -52,9 +52,9 @@ TEST(SearchMetrics, FalseKeepsBrokenFinalsAndEvalsTo90AreOnTheTruth) {
   ASSERT_TRUE(t.exact);
   EXPECT_EQ(t.optimum, l.TrueValue({{"fast.compute", "on"}, {"io.cache", "on"}}));
   RunResult r;
-  r.states = {{{"slow.io", "on"}},                              // a false keep
-              {{"slow.io", "on"}, {"fast.compute", "on"}},      // a real one
-              {{"fast.compute", "on"}, {"io.cache", "on"}},     // the optimum: 90% reached
+  r.states = {{{"slow.io", "on"}},                                // a false keep
+              {{"slow.io", "on"}, {"fast.compute", "on"}},        // a real one
+              {{"fast.compute", "on"}, {"io.cache", "on"}},       // the optimum: 90% reached
               {{"fast.compute", "on"}, {"crash.always", "on"}}};  // broken: a false keep
   r.crashes = 1;
   RunMetrics m = Measure(l, t, r, 10);
@@ -63,7 +63,7 @@ TEST(SearchMetrics, FalseKeepsBrokenFinalsAndEvalsTo90AreOnTheTruth) {
   EXPECT_EQ(m.false_keeps, 2);
   EXPECT_EQ(m.evals_to_90, 3);
   EXPECT_TRUE(m.final_broken);
-  EXPECT_EQ(m.true_value, t.baseline);  // a broken state ships nothing better than the baseline
+  EXPECT_EQ(m.true_value, t.baseline);   // a broken state ships nothing better than the baseline
   RunMetrics at2 = Measure(l, t, r, 2);  // the budget cuts the run
   EXPECT_EQ(at2.evals_to_90, -1);
   EXPECT_FALSE(at2.final_broken);

@@ -54,10 +54,10 @@ struct RunResult {
   // baseline, {}, before any). Shorter than the budget when the policy stopped early; the
   // metrics then extend the last state.
   std::vector<Config> states;
-  int crashes = 0;             // evaluations that crashed
-  int accuracy_failures = 0;   // evaluations whose check failed
-  uint64_t runs = 0;           // benchmark runs spent (the engine re-measures its incumbent)
-  std::string error;           // non-empty: the run failed (reported, never silently scored)
+  int crashes = 0;            // evaluations that crashed
+  int accuracy_failures = 0;  // evaluations whose check failed
+  uint64_t runs = 0;          // benchmark runs spent (the engine re-measures its incumbent)
+  std::string error;          // non-empty: the run failed (reported, never silently scored)
 };
 
 class Policy {

@@ -6,7 +6,6 @@
 // every run (--csv) and every summary line (--summary) as CSV. Exits non-zero only on errors
 // (a landscape that does not load, a policy that fails); a policy that loses is data.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -64,11 +63,19 @@ std::vector<std::unique_ptr<Policy>> MakePolicies(const Options& o, std::string*
   for (const ArborVariant& v : ArborVariants()) all.push_back(std::make_unique<ArborPolicy>(v));
   all.push_back(std::make_unique<GreedyPolicy>());
   all.push_back(std::make_unique<BanditPolicy>());
-  all.push_back(std::make_unique<OptunaPolicy>(o.python, ARBOR_OPTUNA_BRIDGE));
+  if (o.policies != "all" || OptunaPolicy::Available(o.python)) {
+    all.push_back(std::make_unique<OptunaPolicy>(o.python));
+  } else {
+    std::fprintf(stderr,
+                 "arbor_search_bench: optuna-tpe left out: %s cannot import optuna (Debian: "
+                 "apt-get install python3-optuna; scripts/deps installs it)\n",
+                 o.python.c_str());
+  }
   if (o.policies == "all") return all;
   std::vector<std::unique_ptr<Policy>> chosen;
   for (const std::string& name : Split(o.policies, ',')) {
-    auto it = std::find_if(all.begin(), all.end(), [&](const auto& p) { return p && p->name() == name; });
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](const auto& p) { return p && p->name() == name; });
     if (it == all.end()) {
       *error = "unknown policy '" + name + "'";
       return {};
@@ -89,16 +96,15 @@ void PrintTable(const Landscape& l, const Truth& t, const std::vector<Summary>& 
   std::printf("\n## %s — baseline %.1f, optimum %.1f (x%.2f, %s)\n", l.name.c_str(), t.baseline,
               t.optimum, t.optimum / t.baseline, t.exact ? "exact" : "best known");
   std::printf("%-22s %6s %-20s %-12s %7s %7s %6s %7s %5s\n", "policy", "budget",
-              "score med [p25,p75]", "evals->90%", "f.keeps", "crashes", "broken", "runs",
-              "used");
+              "score med [p25,p75]", "evals->90%", "f.keeps", "crashes", "broken", "runs", "used");
   for (const Summary& s : rows) {
     if (s.landscape != l.name) continue;
-    std::string score = Fixed(s.score_median, 2) + " [" + Fixed(s.score_p25, 2) + "," +
-                        Fixed(s.score_p75, 2) + "]";
-    std::string to90 = s.reached_90 == 0 ? "-"
-                                          : Fixed(s.evals_to_90_median, 0) + " (" +
-                                                std::to_string(s.reached_90) + "/" +
-                                                std::to_string(s.seeds) + ")";
+    std::string score =
+        Fixed(s.score_median, 2) + " [" + Fixed(s.score_p25, 2) + "," + Fixed(s.score_p75, 2) + "]";
+    std::string to90 = s.reached_90 == 0
+                           ? "-"
+                           : Fixed(s.evals_to_90_median, 0) + " (" + std::to_string(s.reached_90) +
+                                 "/" + std::to_string(s.seeds) + ")";
     std::printf("%-22s %6d %-20s %-12s %7.2f %7.2f %3d/%-2d %7.0f %5.0f%s\n", s.policy.c_str(),
                 s.budget, score.c_str(), to90.c_str(), s.false_keeps_mean, s.crashes_mean,
                 s.broken_finals, s.seeds, s.runs_median, s.evals_used_median,
@@ -131,10 +137,10 @@ bool WriteSummary(const std::string& path, const std::vector<Summary>& rows,
     f << s.landscape << ',' << s.policy << ',' << s.budget << ',' << s.seeds << ','
       << Fixed(s.score_median, 4) << ',' << Fixed(s.score_p25, 4) << ',' << Fixed(s.score_p75, 4)
       << ',' << Fixed(s.evals_to_90_median, 1) << ',' << s.reached_90 << ','
-      << Fixed(s.false_keeps_mean, 3) << ',' << Fixed(s.crashes_mean, 3) << ','
-      << s.broken_finals << ',' << Fixed(s.runs_median, 1) << ','
-      << Fixed(s.evals_used_median, 1) << ',' << s.errors << ',' << Fixed(truths[i].baseline, 4)
-      << ',' << Fixed(truths[i].optimum, 4) << ',' << truths[i].exact << '\n';
+      << Fixed(s.false_keeps_mean, 3) << ',' << Fixed(s.crashes_mean, 3) << ',' << s.broken_finals
+      << ',' << Fixed(s.runs_median, 1) << ',' << Fixed(s.evals_used_median, 1) << ',' << s.errors
+      << ',' << Fixed(truths[i].baseline, 4) << ',' << Fixed(truths[i].optimum, 4) << ','
+      << truths[i].exact << '\n';
   }
   return static_cast<bool>(f);
 }
@@ -143,7 +149,8 @@ int Main(int argc, char** argv) {
   Options o;
   CLI::App app{"arbor_search_bench: the engine's search against baselines and ablations"};
   app.add_option("--landscape", o.landscapes, "landscape files or folders")->capture_default_str();
-  app.add_option("--seeds", o.seeds, "seeds per landscape and policy")->check(CLI::Range(1, 100000));
+  app.add_option("--seeds", o.seeds, "seeds per landscape and policy")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--first-seed", o.first_seed, "the first seed");
   app.add_option("--budgets", o.budgets, "budgets in evaluations")->delimiter(',');
   app.add_option("--policies", o.policies, "comma-separated policy names, or all");
