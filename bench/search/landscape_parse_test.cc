@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "bench/search/landscape.h"
 #include "bench/search/landscape_testing.h"
@@ -115,6 +117,24 @@ TEST(LandscapeParseTest, StructuralErrors) {
             "/nonexistent/l.json: cannot read the landscape (No such file or directory)");
 }
 
+TEST(LandscapeParseTest, TheDocumentedExampleParsesWithTheDocumentedValues) {
+  std::ifstream in(std::string(DOCS_DIR) + "/search-bench.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const size_t start = doc.find("```json\n");
+  ASSERT_NE(start, std::string::npos);
+  const size_t end = doc.find("```", start + 8);
+  Result<Landscape> l = Landscape::Parse(doc.substr(start + 8, end - start - 8), "doc");
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  Config c = {{"framework.nhwc", "on"}, {"kernel.fusion", "on"}};
+  EXPECT_NEAR(l->TrueValue(c), 156.9, 0.05);
+  c["kernel.tile"] = "64";
+  EXPECT_NEAR(l->TrueValue(c), 171.3, 0.05);
+  c["kernel.tile"] = "256";
+  EXPECT_EQ(l->CrashRate(c), 1);
+}
+
 std::vector<std::string> ShippedLandscapes() {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(LANDSCAPES_DIR)) {
@@ -142,6 +162,15 @@ TEST(LandscapeParseTest, EveryShippedLandscapeParsesAndHasAnOptimum) {
     EXPECT_FALSE(l->Broken(o.config));
     EXPECT_NEAR(o.value, l->TrueValue(o.config), 1e-9 * o.value);
     EXPECT_GT(o.value, l->base_value);  // every landscape has something to find
+    // Honesty: the campaign file's declared requires/conflicts never rule the optimum out.
+    for (const auto& [id, value] : o.config) {
+      for (const std::string& r : l->Find(id)->prior.requires_) {
+        EXPECT_TRUE(o.config.count(r) > 0) << id << " requires " << r;
+      }
+      for (const std::string& c : l->Find(id)->prior.conflicts) {
+        EXPECT_TRUE(o.config.count(c) == 0) << id << " conflicts with " << c;
+      }
+    }
     if (!o.exact) ++inexact;
     std::printf("%-28s %2zu actions, space %20llu, optimum %8.2f (%.2fx)%s, %.3f s\n",
                 l->name.c_str(), l->actions.size(), static_cast<unsigned long long>(l->SpaceSize()),
