@@ -1,6 +1,7 @@
 #include "bench/search/arbor_policy.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "core/critic_gate.h"
@@ -160,6 +161,16 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
     if (Evaluated(n)) done.push_back(&n);
   }
   std::sort(done.begin(), done.end(), [](const Node* a, const Node* b) { return a->seq < b->seq; });
+  if (v_.trace) {
+    std::fprintf(stderr, "%s %s seed %llu: %s\n", v_.name.c_str(), l.name.c_str(),
+                 static_cast<unsigned long long>(seed),
+                 c.store.LoadMeta().value()->stop_reason.c_str());
+    for (const Node* n : done) {
+      std::fprintf(stderr, "  #%ld %-32s %-8s true %.1f  %s\n", static_cast<long>(n->id),
+                   n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
+                   l.TrueValue(l.ConfigFromEnv(n->overlay)), n->diagnosis.c_str());
+    }
+  }
   Config state;
   for (const Node* n : done) {
     if (n->outcome == Outcome::kKept) state = l.ConfigFromEnv(n->overlay);

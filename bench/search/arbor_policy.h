@@ -20,6 +20,7 @@ struct ArborVariant {
   bool ucb = true;          // false: exploration constant C = 0
   Formula formula = Formula::kPaper;
   bool warm_kb = false;  // a knowledge base filled by one earlier campaign on the same landscape
+  bool trace = false;    // print every node (outcome, diagnosis) to stderr: for investigation
 };
 
 // Arbor with default settings and each ablation of the issue, in report order.

@@ -53,6 +53,9 @@ RunMetrics Measure(const Landscape& l, const Truth& truth, const RunResult& r, i
   m.final_broken = l.Broken(previous);
   m.true_value = Worth(l, truth, previous);
   m.score = kNaN;
+  m.gain = truth.optimum > truth.baseline
+               ? (m.true_value - truth.baseline) / (truth.optimum - truth.baseline)
+               : kNaN;
   return m;
 }
 
@@ -86,7 +89,7 @@ std::vector<Summary> Summarize(const std::vector<RunMetrics>& rows) {
     const auto& g = groups[key];
     Summary s;
     std::tie(s.landscape, s.policy, s.budget) = key;
-    std::vector<double> scores, to90, runs, used;
+    std::vector<double> scores, gains, to90, runs, used;
     for (const RunMetrics* m : g) {
       if (!m->error.empty()) {
         ++s.errors;
@@ -94,6 +97,7 @@ std::vector<Summary> Summarize(const std::vector<RunMetrics>& rows) {
       }
       ++s.seeds;
       if (!std::isnan(m->score)) scores.push_back(m->score);
+      if (!std::isnan(m->gain)) gains.push_back(m->gain);
       if (m->evals_to_90 > 0) to90.push_back(m->evals_to_90);
       s.false_keeps_mean += m->false_keeps;
       s.crashes_mean += m->crashes;
@@ -108,6 +112,9 @@ std::vector<Summary> Summarize(const std::vector<RunMetrics>& rows) {
     s.score_median = Quantile(scores, 0.5);
     s.score_p25 = Quantile(scores, 0.25);
     s.score_p75 = Quantile(scores, 0.75);
+    s.gain_median = Quantile(gains, 0.5);
+    s.gain_p25 = Quantile(gains, 0.25);
+    s.gain_p75 = Quantile(gains, 0.75);
     s.reached_90 = static_cast<int>(to90.size());
     s.evals_to_90_median = to90.empty() ? -1 : Quantile(to90, 0.5);
     s.runs_median = Quantile(runs, 0.5);

@@ -31,6 +31,7 @@ struct RunMetrics {
   int accuracy_failures = 0;
   uint64_t runs = 0;  // benchmark runs spent
   double score = 0;   // normalized: 0 = random search's median, 1 = the optimum (Normalize)
+  double gain = 0;    // fraction of the optimum's gain over the baseline: 0 = baseline, 1 = optimum
   std::string error;
 };
 
@@ -48,6 +49,7 @@ struct Summary {
   int budget = 0;
   int seeds = 0;
   double score_median = 0, score_p25 = 0, score_p75 = 0;
+  double gain_median = 0, gain_p25 = 0, gain_p75 = 0;
   double evals_to_90_median = -1;  // over the seeds that reached it
   int reached_90 = 0;              // seeds that reached 90% within the budget
   double false_keeps_mean = 0;

@@ -38,6 +38,7 @@ struct Options {
   int jobs = 2;
   std::string python = "/usr/bin/python3";
   uint64_t first_seed = 1;
+  bool trace = false;
 };
 
 std::vector<std::string> LandscapeFiles(const std::vector<std::string>& paths) {
@@ -60,7 +61,10 @@ std::vector<std::string> LandscapeFiles(const std::vector<std::string>& paths) {
 std::vector<std::unique_ptr<Policy>> MakePolicies(const Options& o, std::string* error) {
   std::vector<std::unique_ptr<Policy>> all;
   all.push_back(std::make_unique<RandomPolicy>());
-  for (const ArborVariant& v : ArborVariants()) all.push_back(std::make_unique<ArborPolicy>(v));
+  for (ArborVariant v : ArborVariants()) {
+    v.trace = o.trace;
+    all.push_back(std::make_unique<ArborPolicy>(v));
+  }
   all.push_back(std::make_unique<GreedyPolicy>());
   all.push_back(std::make_unique<BanditPolicy>());
   if (o.policies != "all" || OptunaPolicy::Available(o.python)) {
@@ -101,26 +105,30 @@ void PrintTable(const Landscape& l, const Truth& t, const std::vector<Summary>& 
     if (s.landscape != l.name) continue;
     std::string score =
         Fixed(s.score_median, 2) + " [" + Fixed(s.score_p25, 2) + "," + Fixed(s.score_p75, 2) + "]";
+    std::string gain =
+        Fixed(s.gain_median, 2) + " [" + Fixed(s.gain_p25, 2) + "," + Fixed(s.gain_p75, 2) + "]";
     std::string to90 = s.reached_90 == 0
                            ? "-"
                            : Fixed(s.evals_to_90_median, 0) + " (" + std::to_string(s.reached_90) +
                                  "/" + std::to_string(s.seeds) + ")";
-    std::printf("%-22s %6d %-20s %-12s %7.2f %7.2f %3d/%-2d %7.0f %5.0f%s\n", s.policy.c_str(),
-                s.budget, score.c_str(), to90.c_str(), s.false_keeps_mean, s.crashes_mean,
-                s.broken_finals, s.seeds, s.runs_median, s.evals_used_median,
+    std::printf("%-22s %6d %-20s %-20s %-12s %7.2f %7.2f %3d/%-2d %7.0f %5.0f%s\n",
+                s.policy.c_str(), s.budget, score.c_str(), gain.c_str(), to90.c_str(),
+                s.false_keeps_mean, s.crashes_mean, s.broken_finals, s.seeds, s.runs_median,
+                s.evals_used_median,
                 s.errors ? (" ERRORS: " + std::to_string(s.errors)).c_str() : "");
   }
 }
 
 bool WriteRuns(const std::string& path, const std::vector<RunMetrics>& rows) {
   std::ofstream f(path);
-  f << "landscape,policy,seed,budget,score,true_value,final_broken,evals_used,evals_to_90,keeps,"
+  f << "landscape,policy,seed,budget,score,gain,true_value,final_broken,evals_used,evals_to_90,"
+       "keeps,"
        "false_keeps,crashes,accuracy_failures,runs,error\n";
   for (const RunMetrics& m : rows) {
     f << m.landscape << ',' << m.policy << ',' << m.seed << ',' << m.budget << ','
-      << Fixed(m.score, 4) << ',' << Fixed(m.true_value, 4) << ',' << m.final_broken << ','
-      << m.evals_used << ',' << m.evals_to_90 << ',' << m.keeps << ',' << m.false_keeps << ','
-      << m.crashes << ',' << m.accuracy_failures << ',' << m.runs << ",\""
+      << Fixed(m.score, 4) << ',' << Fixed(m.gain, 4) << ',' << Fixed(m.true_value, 4) << ','
+      << m.final_broken << ',' << m.evals_used << ',' << m.evals_to_90 << ',' << m.keeps << ','
+      << m.false_keeps << ',' << m.crashes << ',' << m.accuracy_failures << ',' << m.runs << ",\""
       << ReplaceAll(m.error, "\"", "'") << "\"\n";
   }
   return static_cast<bool>(f);
@@ -129,14 +137,16 @@ bool WriteRuns(const std::string& path, const std::vector<RunMetrics>& rows) {
 bool WriteSummary(const std::string& path, const std::vector<Summary>& rows,
                   const std::vector<std::string>& names, const std::vector<Truth>& truths) {
   std::ofstream f(path);
-  f << "landscape,policy,budget,seeds,score_median,score_p25,score_p75,evals_to_90_median,"
+  f << "landscape,policy,budget,seeds,score_median,score_p25,score_p75,gain_median,gain_p25,"
+       "gain_p75,evals_to_90_median,"
        "reached_90,false_keeps_mean,crashes_mean,broken_finals,runs_median,evals_used_median,"
        "errors,baseline,optimum,optimum_exact\n";
   for (const Summary& s : rows) {
     size_t i = std::find(names.begin(), names.end(), s.landscape) - names.begin();
     f << s.landscape << ',' << s.policy << ',' << s.budget << ',' << s.seeds << ','
       << Fixed(s.score_median, 4) << ',' << Fixed(s.score_p25, 4) << ',' << Fixed(s.score_p75, 4)
-      << ',' << Fixed(s.evals_to_90_median, 1) << ',' << s.reached_90 << ','
+      << ',' << Fixed(s.gain_median, 4) << ',' << Fixed(s.gain_p25, 4) << ','
+      << Fixed(s.gain_p75, 4) << ',' << Fixed(s.evals_to_90_median, 1) << ',' << s.reached_90 << ','
       << Fixed(s.false_keeps_mean, 3) << ',' << Fixed(s.crashes_mean, 3) << ',' << s.broken_finals
       << ',' << Fixed(s.runs_median, 1) << ',' << Fixed(s.evals_used_median, 1) << ',' << s.errors
       << ',' << Fixed(truths[i].baseline, 4) << ',' << Fixed(truths[i].optimum, 4) << ','
@@ -158,6 +168,7 @@ int Main(int argc, char** argv) {
   app.add_option("--summary", o.summary, "write the summary table here");
   app.add_option("--jobs", o.jobs, "runs at once")->check(CLI::Range(1, 64));
   app.add_option("--python", o.python, "interpreter with optuna, for optuna-tpe");
+  app.add_flag("--trace", o.trace, "print every node of the engine's campaigns (investigation)");
   CLI11_PARSE(app, argc, argv);
 
   std::string error;
@@ -223,7 +234,9 @@ int Main(int argc, char** argv) {
   std::vector<Summary> summary = Summarize(rows);
   std::printf("# Search benchmark: %zu landscapes, %d seeds, budgets", landscapes.size(), o.seeds);
   for (int b : o.budgets) std::printf(" %d", b);
-  std::printf(" (score: 0 = random search's median, 1 = the optimum)\n");
+  std::printf(
+      " (score: 0 = random search's median, 1 = the optimum; gain: 0 = the baseline, 1 = the "
+      "optimum)\n");
   for (size_t li = 0; li < landscapes.size(); ++li) PrintTable(landscapes[li], truths[li], summary);
   if (!o.csv.empty() && !WriteRuns(o.csv, rows)) {
     std::fprintf(stderr, "arbor_search_bench: cannot write %s\n", o.csv.c_str());

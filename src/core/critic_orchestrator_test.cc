@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/critic_gate.h"
+#include "core/critic_rig_testing.h"
 #include "core/orchestrator.h"
 #include "core/rng.h"
 #include "core/statistics.h"
@@ -15,63 +16,8 @@
 namespace arbor {
 namespace {
 
-using testing::FakeClock;
-using testing::FakeSpecialist;
-using testing::FakeStore;
-using testing::FakeTarget;
-using testing::FakeWorkspace;
-
-ActionSpec Env(std::string id, std::string var, std::string value = "1",
-               std::vector<std::string> targets = {}, double speedup = 1.3) {
-  ActionSpec a;
-  a.id = id;
-  a.layer = "runtime";
-  a.category = id.substr(0, id.find('.'));
-  a.targets = std::move(targets);
-  a.speedup = speedup;
-  a.cost_s = 10;
-  a.apply.kind = ApplySpec::Kind::kEnv;
-  a.apply.env[var] = value;
-  return a;
-}
-
-struct Rig {
-  CampaignSpec spec;
-  FakeStore store;
-  FakeWorkspace ws;
-  FakeTarget target;
-  FakeSpecialist specialist;
-  CriticGate gate;
-  FakeClock clock;
-  Rig() {
-    spec.name = "c";
-    spec.metric.repetitions = 5;
-    spec.search.max_nodes = 30;
-    spec.critic.min_effect = 0.01;
-  }
-  Result<RunSummary> Run() {
-    Orchestrator o(spec, Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr});
-    return o.Run();
-  }
-  const Node* ByKey(const std::string& key) const {
-    for (const auto& [id, n] : store.nodes) {
-      if (n.CandidateKey() == key && n.outcome != Outcome::kPruned) return &n;
-    }
-    return nullptr;
-  }
-  std::vector<const Node*> All(const std::string& key) const {
-    std::vector<const Node*> out;
-    for (const auto& [id, n] : store.nodes) {
-      if (n.CandidateKey() == key) out.push_back(&n);
-    }
-    return out;
-  }
-  int Events(const std::string& kind) const {
-    int n = 0;
-    for (const auto& e : store.events()) n += e.kind == kind;
-    return n;
-  }
-};
+using critic_rig::Env;
+using critic_rig::Rig;
 
 // Lognormal noise with a given CV around `mean`, deterministic in (seed, call).
 double Noisy(double mean, double cv, uint64_t seed, int call) {
@@ -282,6 +228,7 @@ TEST(CriticLoopTest, RevertedIdeasAreRequeuedOnceTheBottleneckMovesToThem) {
 TEST(CriticLoopTest, WithoutReprofilingTheBaselineProfileStaysAndNothingIsRequeued) {
   Rig rig;
   rig.spec.search.reprofile = false;  // the ablation
+  rig.spec.search.revisit = false;    // which would retry io.fmt once everything was tried
   int profiles = 0;
   RunMovingBottleneck(&rig, &profiles);
   EXPECT_EQ(profiles, 1);

@@ -442,28 +442,4 @@ Status Orchestrator::StepProfile(Node* node) {
   return ports_.workspace->Release(node->id);
 }
 
-std::vector<Node> Orchestrator::IntrospectAfterKeep(const Node& kept, const Profile& profile) {
-  std::vector<Node> out;
-  NodeId next = tree_.MaxId() + 1;
-  for (const Requeue& q :
-       Introspect(tree_, catalog_, kept.id, profile, [this](NodeId id) { return ProfileAt(id); })) {
-    const Node* from = tree_.Find(q.from);
-    Node n;
-    n.id = next++;
-    n.parent = kept.id;
-    n.action_id = from->action_id;
-    n.value = from->value;
-    n.category = from->category;
-    n.layer = from->layer;
-    n.outcome = Outcome::kPending;
-    n.step = Step::kNone;
-    n.overlay = kept.overlay;
-    n.created_s = CampaignTime();
-    n.critic.requeued_from = q.from;
-    n.diagnosis = "re-queued: " + q.reason;
-    out.push_back(n);
-  }
-  return out;
-}
-
 }  // namespace arbor

@@ -297,6 +297,9 @@ Result<RunSummary> Orchestrator::Run() {
     if (llm_spent) ARBOR_TRY(ReportLlmBudget());
     std::vector<const ScoredCandidate*> batch = ChooseBatch(scored, llm_spent);
     if (batch.empty()) {
+      auto revisited = RevisitWhenExhausted();
+      if (!revisited.ok()) return revisited.error();
+      if (*revisited) continue;
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
       ARBOR_TRY(Stop("finished", "exhausted"));

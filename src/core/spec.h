@@ -73,6 +73,9 @@ struct SearchSpec {
   // false (ablations only): the incumbent is profiled once, at the baseline; keeps and plateaus
   // do not re-profile, so scoring keeps the baseline's bottlenecks and nothing is re-queued.
   bool reprofile = true;
+  // When every candidate has been tried and budget is left, ideas reverted under an earlier
+  // incumbent get one more try on the current one (interactions the profile cannot show).
+  bool revisit = true;
 };
 
 struct CriticSpec {
