@@ -90,6 +90,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
   spec.search.reprofile = v.reprofile;
   spec.critic.constraints = v.constraints;
   if (!v.ucb) spec.search.explore = 0;
+  spec.search.revisit = v.revisit;
   spec.search.formula = v.formula;
   Evaluator ev(l, seed);
   LandscapeTarget target(&ev);
@@ -117,7 +118,7 @@ bool Evaluated(const Node& n) {
 }  // namespace
 
 std::vector<ArborVariant> ArborVariants() {
-  std::vector<ArborVariant> out(7);
+  std::vector<ArborVariant> out(8);
   out[0].name = "arbor";
   out[1].name = "arbor-no-critic";
   out[1].critic = false;
@@ -129,8 +130,10 @@ std::vector<ArborVariant> ArborVariants() {
   out[4].ucb = false;
   out[5].name = "arbor-seed-literal";
   out[5].formula = Formula::kSeedLiteral;
-  out[6].name = "arbor-warm-kb";
-  out[6].warm_kb = true;
+  out[6].name = "arbor-no-revisit";
+  out[6].revisit = false;
+  out[7].name = "arbor-warm-kb";
+  out[7].warm_kb = true;
   return out;
 }
 

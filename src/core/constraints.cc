@@ -236,7 +236,9 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
     for (NodeId child_id : tree.Children(path[i]->id)) {
       const Node* x = tree.Find(child_id);
       if (x->outcome != Outcome::kReverted) continue;
-      if (x->critic.rca != "no_gain" && x->critic.rca != "accuracy") continue;
+      // Only "no gain": a failure's constraints (accuracy, crashes) already decide where it may
+      // be retried, and a retry they forbid would only be pruned.
+      if (x->critic.rca != "no_gain") continue;
       if (already.count(x->id) || here.count(x->CandidateKey()) ||
           chosen.count(x->CandidateKey()) || applied.count(x->action_id)) {
         continue;
