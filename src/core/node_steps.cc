@@ -183,10 +183,12 @@ Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
   task.base_commit = parent->commit;
   task.parent_overlay = parent->overlay;
   task.base_env = spec_.target.env;
-  task.context = BuildContext(
-      parent->id, action, node.value,
-      action->apply.kind == ApplySpec::Kind::kAgent ? action->apply.agent : action->layer);
-  task.known_actions = KnownActions();
+  // Only an agent (command or LLM backend) reads the context and the known ids; a declarative
+  // action is applied as declared, so its task skips assembling them (per-node engine cost).
+  if (action->apply.kind == ApplySpec::Kind::kAgent) {
+    task.context = BuildContext(parent->id, action, node.value, action->apply.agent);
+    task.known_actions = KnownActions();
+  }
   return task;
 }
 
