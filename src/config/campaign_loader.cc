@@ -167,8 +167,8 @@ Status ReadSearch(const Section& root, SearchSpec* search) {
   ARBOR_TRY(root.GetTable("search", &table));
   if (table == nullptr) return {};
   Section s(root.file(), *table, "search", "in [search]");
-  ARBOR_TRY(s.CheckKeys(
-      {"max_nodes", "max_time", "formula", "explore", "plateau", "parallel", "min_gain"}));
+  ARBOR_TRY(s.CheckKeys({"max_nodes", "max_time", "formula", "explore", "plateau", "parallel",
+                         "min_gain", "reprofile", "revisit"}));
   ARBOR_TRY(s.ReadInt("max_nodes", 1, kMaxInt, &search->max_nodes));
   ARBOR_TRY(s.ReadDuration("max_time", Zero::kRejected, &search->max_time_s));
   if (const toml::node* node = s.Get("formula")) {
@@ -182,6 +182,8 @@ Status ReadSearch(const Section& root, SearchSpec* search) {
   ARBOR_TRY(s.ReadNumber("explore", NumberRule::kNonNegative, &search->explore));
   ARBOR_TRY(s.ReadInt("plateau", 1, kMaxInt, &search->plateau));
   ARBOR_TRY(s.ReadInt("parallel", 1, kMaxInt, &search->parallel));
+  ARBOR_TRY(s.ReadBool("reprofile", &search->reprofile));
+  ARBOR_TRY(s.ReadBool("revisit", &search->revisit));
   return s.ReadNumber("min_gain", NumberRule::kNonNegative, &search->min_gain);
 }
 
@@ -190,7 +192,9 @@ Status ReadCritic(const Section& root, CriticSpec* critic) {
   ARBOR_TRY(root.GetTable("critic", &table));
   if (table == nullptr) return {};
   Section s(root.file(), *table, "critic", "in [critic]");
-  ARBOR_TRY(s.CheckKeys({"min_effect", "alpha", "max_cv", "circuit_breaker", "min_free_disk_mb"}));
+  ARBOR_TRY(s.CheckKeys(
+      {"min_effect", "alpha", "max_cv", "circuit_breaker", "min_free_disk_mb", "constraints"}));
+  ARBOR_TRY(s.ReadBool("constraints", &critic->constraints));
   ARBOR_TRY(s.ReadNumber("min_effect", NumberRule::kNonNegative, &critic->min_effect));
   ARBOR_TRY(s.ReadNumber("min_free_disk_mb", NumberRule::kNonNegative, &critic->min_free_disk_mb));
   ARBOR_TRY(s.ReadNumber("alpha", NumberRule::kUnitOpen, &critic->alpha));

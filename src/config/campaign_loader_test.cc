@@ -73,6 +73,8 @@ TEST_F(CampaignLoaderTest, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(spec.search.formula, Formula::kPaper);
   EXPECT_EQ(spec.search.min_gain, 0.002);
   EXPECT_EQ(spec.critic.circuit_breaker, 5);
+  EXPECT_TRUE(spec.search.reprofile);
+  EXPECT_TRUE(spec.critic.constraints);
   EXPECT_EQ(spec.kb.path, "");
   EXPECT_TRUE(spec.specialists.empty());
   EXPECT_TRUE(spec.actions.empty());
@@ -86,7 +88,8 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
       "env = { OMP_NUM_THREADS = \"1\", A_B = \"x y\" }\n"
       "[metric]\nsource = \"regex:tok/s: ([0-9.]+)\"\ngoal = \"min\"\ntarget = 900\n"
       "work = \"json:work.0.tokens\"\n"
-      "[search]\nmax_time = \"2h\"\nformula = \"seed-literal\"\nexplore = 0\n");
+      "[search]\nmax_time = \"2h\"\nformula = \"seed-literal\"\nexplore = 0\n"
+      "reprofile = false\n");
   EXPECT_EQ(spec.seed, 42u);
   EXPECT_EQ(spec.target.timeout_s, 5400);
   EXPECT_EQ(spec.target.build_timeout_s, 90);
@@ -106,6 +109,7 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
   EXPECT_EQ(spec.search.max_time_s, 7200);
   EXPECT_EQ(spec.search.formula, Formula::kSeedLiteral);
   EXPECT_EQ(spec.search.explore, 0);
+  EXPECT_FALSE(spec.search.reprofile);
 }
 
 TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
@@ -116,7 +120,7 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
                             "min = 1\nmax = 2.5\n"
                             "[accuracy]\nsource = \"json:acc\"\nmax_drop = 0\n"
                             "[critic]\nmin_effect = 0.02\nalpha = 0.1\nmax_cv = 0.2\n"
-                            "circuit_breaker = 3\n"
+                            "circuit_breaker = 3\nconstraints = false\n"
                             "[kb]\npath = \"state/../kb.db\"\nworkload = \"w/1\"\n"
                             "[specialists.kernel]\nbackend = \"llm\"\nmodel = \"m\"\n"
                             "base_url = \"http://x/v1\"\napi_key_env = \"KEY\"\n"
@@ -131,6 +135,7 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
   EXPECT_EQ(spec.accuracy.max_drop, 0);
   EXPECT_EQ(spec.critic.alpha, 0.1);
   EXPECT_EQ(spec.critic.circuit_breaker, 3);
+  EXPECT_FALSE(spec.critic.constraints);
   EXPECT_EQ(spec.kb.path, (dir_ / "kb.db").string());
   EXPECT_EQ(spec.kb.workload, "w/1");
   ASSERT_EQ(spec.specialists.size(), 2u);

@@ -10,9 +10,10 @@
 namespace arbor {
 namespace {
 
-constexpr int kLessons = 5;     // knowledge-base entries in a prompt
-constexpr int kFailures = 8;    // similar failures in a prompt
-constexpr int kComponents = 8;  // profile components listed besides the targeted ones
+constexpr int kLessons = 5;               // knowledge-base entries in a prompt
+constexpr int kFailures = 8;              // similar failures in a prompt
+constexpr size_t kRecentFailures = 1000;  // the most recent failures searched for them
+constexpr int kComponents = 8;            // profile components listed besides the targeted ones
 
 std::string Pct(double fraction) { return FormatDouble(fraction * 100, 3) + "%"; }
 
@@ -93,11 +94,11 @@ TaskContext Orchestrator::BuildContext(NodeId at, const ActionSpec* action,
       ctx.lessons.push_back("[kb " + std::to_string(e.id) + "] " + e.lesson);
     }
   }
-  // Failures of the same action or category anywhere in the tree, newest first: what not to
-  // repeat, with the Critic's diagnosis.
-  std::vector<const Node*> all = tree_.All();
-  for (auto it = all.rbegin(); it != all.rend() && ctx.failures.size() < kFailures; ++it) {
-    const Node* n = *it;
+  // Failures of the same action or category among the last kRecentFailures in the tree,
+  // newest first: what not to repeat, with the Critic's diagnosis. Bounded, so a task costs the
+  // same in a 100k-node campaign as in a small one (docs/benchmarks.md, engine overhead).
+  for (const Node* n : tree_.RecentNonKept(kRecentFailures)) {
+    if (static_cast<int>(ctx.failures.size()) >= kFailures) break;
     if (n->outcome != Outcome::kCrashed && n->outcome != Outcome::kReverted) continue;
     bool similar = action == nullptr
                        ? n->category == domain || n->layer == domain

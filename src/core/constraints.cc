@@ -221,4 +221,71 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
   return out;
 }
 
+std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
+  std::set<NodeId> already;
+  for (const Node* n : tree.All()) {
+    if (n->critic.requeued_from != kNoNode) already.insert(n->critic.requeued_from);
+  }
+  std::set<std::string> applied = tree.AppliedActions(incumbent);
+  std::set<std::string> here;  // tried at the incumbent already (or pending there)
+  for (NodeId child : tree.Children(incumbent)) here.insert(tree.Find(child)->CandidateKey());
+  std::vector<Requeue> out;
+  std::set<std::string> chosen;
+  std::vector<const Node*> path = tree.Path(incumbent);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    for (NodeId child_id : tree.Children(path[i]->id)) {
+      const Node* x = tree.Find(child_id);
+      if (x->outcome != Outcome::kReverted) continue;
+      // Only "no gain": a failure's constraints (accuracy, crashes) already decide where it may
+      // be retried, and a retry they forbid would only be pruned.
+      if (x->critic.rca != "no_gain") continue;
+      if (already.count(x->id) || here.count(x->CandidateKey()) ||
+          chosen.count(x->CandidateKey()) || applied.count(x->action_id)) {
+        continue;
+      }
+      const ActionSpec* action = catalog.FindAction(x->action_id);
+      if (action == nullptr) continue;
+      bool ok = true;
+      for (const std::string& r : action->requires_) ok = ok && applied.count(r) > 0;
+      for (const std::string& c : action->conflicts) ok = ok && applied.count(c) == 0;
+      for (const std::string& a : applied) {  // conflicts are symmetric
+        const ActionSpec* kept = catalog.FindAction(a);
+        if (kept == nullptr) continue;
+        for (const std::string& c : kept->conflicts) ok = ok && c != x->action_id;
+      }
+      if (!ok) continue;
+      // The keeps made since it was tried: what changed under it.
+      std::vector<std::string> since;
+      for (size_t j = i + 1; j < path.size(); ++j) since.push_back(path[j]->CandidateKey());
+      chosen.insert(x->CandidateKey());
+      out.push_back({x->id, "every candidate was tried and budget is left; #" +
+                                std::to_string(x->id) + " was reverted (" + x->critic.rca +
+                                ") before " + Join(since, ", ") + " changed the path"});
+    }
+  }
+  // Re-tune: the other values of parameters kept on the path, from the last keep of each.
+  std::map<std::string, const Node*> last_kept;
+  for (const Node* n : path) {
+    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty()) {
+      last_kept[n->action_id] = n;
+    }
+  }
+  for (const auto& [id, kept] : last_kept) {
+    if (already.count(kept->id)) continue;
+    const ActionSpec* action = catalog.FindAction(id);
+    if (action == nullptr) continue;
+    for (const std::string& v : action->values) {
+      std::string key = CandidateKey(id, v);
+      if (v == kept->value || here.count(key) || chosen.count(key)) continue;
+      chosen.insert(key);
+      out.push_back({kept->id,
+                     "every candidate was tried and budget is left; re-tuning " + id +
+                         " (kept at " + kept->value + " in #" + std::to_string(kept->id) +
+                         ") on the path as it is now",
+                     v});
+    }
+  }
+  return out;
+}
+
 }  // namespace arbor

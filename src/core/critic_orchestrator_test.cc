@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/critic_gate.h"
+#include "core/critic_rig_testing.h"
 #include "core/orchestrator.h"
 #include "core/rng.h"
 #include "core/statistics.h"
@@ -15,63 +16,8 @@
 namespace arbor {
 namespace {
 
-using testing::FakeClock;
-using testing::FakeSpecialist;
-using testing::FakeStore;
-using testing::FakeTarget;
-using testing::FakeWorkspace;
-
-ActionSpec Env(std::string id, std::string var, std::string value = "1",
-               std::vector<std::string> targets = {}, double speedup = 1.3) {
-  ActionSpec a;
-  a.id = id;
-  a.layer = "runtime";
-  a.category = id.substr(0, id.find('.'));
-  a.targets = std::move(targets);
-  a.speedup = speedup;
-  a.cost_s = 10;
-  a.apply.kind = ApplySpec::Kind::kEnv;
-  a.apply.env[var] = value;
-  return a;
-}
-
-struct Rig {
-  CampaignSpec spec;
-  FakeStore store;
-  FakeWorkspace ws;
-  FakeTarget target;
-  FakeSpecialist specialist;
-  CriticGate gate;
-  FakeClock clock;
-  Rig() {
-    spec.name = "c";
-    spec.metric.repetitions = 5;
-    spec.search.max_nodes = 30;
-    spec.critic.min_effect = 0.01;
-  }
-  Result<RunSummary> Run() {
-    Orchestrator o(spec, Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr});
-    return o.Run();
-  }
-  const Node* ByKey(const std::string& key) const {
-    for (const auto& [id, n] : store.nodes) {
-      if (n.CandidateKey() == key && n.outcome != Outcome::kPruned) return &n;
-    }
-    return nullptr;
-  }
-  std::vector<const Node*> All(const std::string& key) const {
-    std::vector<const Node*> out;
-    for (const auto& [id, n] : store.nodes) {
-      if (n.CandidateKey() == key) out.push_back(&n);
-    }
-    return out;
-  }
-  int Events(const std::string& kind) const {
-    int n = 0;
-    for (const auto& e : store.events()) n += e.kind == kind;
-    return n;
-  }
-};
+using critic_rig::Env;
+using critic_rig::Rig;
 
 // Lognormal noise with a given CV around `mean`, deterministic in (seed, call).
 double Noisy(double mean, double cv, uint64_t seed, int call) {
@@ -131,12 +77,12 @@ TEST(CriticLoopTest, NoisePreflightIsRecordedAndRaisesRepetitions) {
   EXPECT_GT(meta.noise_mde, 0);
 }
 
-TEST(CriticLoopTest, CrashingParameterValuesBecomeARangeConstraintThatPrunesTheRest) {
-  Rig rig;
+// threads.n: no value helps; 8 and more crash.
+void InstallCrashingThreads(Rig* rig) {
   ActionSpec threads = Env("threads.n", "THREADS", "{value}", {}, 1.5);
   threads.values = {"2", "4", "8", "16", "32"};
-  rig.spec.actions = {threads};
-  rig.target.bench = [](const RunContext& ctx, int call) {
+  rig->spec.actions = {threads};
+  rig->target.bench = [](const RunContext& ctx, int call) {
     Measurement m;
     int t = ctx.env.count("THREADS") ? std::stoi(ctx.env.at("THREADS")) : 1;
     if (t >= 8) {
@@ -144,25 +90,46 @@ TEST(CriticLoopTest, CrashingParameterValuesBecomeARangeConstraintThatPrunesTheR
       m.step.signal = 11;
       return m;
     }
-    m.value = 100 + 0.001 * (call % 3);  // no value helps; 8 and more crash
+    m.value = 100 + 0.001 * (call % 3);
     return m;
   };
-  ASSERT_TRUE(rig.Run().ok());
-  // The first crashing value publishes "values >= v"; the larger ones are pruned, not run.
-  int crashed = 0;
-  int pruned = 0;
+}
+
+std::pair<int, int> CrashedAndPruned(const Rig& rig, const std::string& action) {
+  std::pair<int, int> out;
   for (const auto& [id, n] : rig.store.nodes) {
-    if (n.action_id != "threads.n") continue;
-    crashed += n.outcome == Outcome::kCrashed;
+    if (n.action_id != action) continue;
+    out.first += n.outcome == Outcome::kCrashed;
+    out.second += n.outcome == Outcome::kPruned;
     if (n.outcome == Outcome::kPruned) {
-      ++pruned;
-      EXPECT_NE(n.diagnosis.find("forbid threads.n values"), std::string::npos) << n.diagnosis;
+      EXPECT_NE(n.diagnosis.find("forbid " + action + " values"), std::string::npos) << n.diagnosis;
     }
   }
+  return out;
+}
+
+TEST(CriticLoopTest, CrashingParameterValuesBecomeARangeConstraintThatPrunesTheRest) {
+  Rig rig;
+  InstallCrashingThreads(&rig);
+  ASSERT_TRUE(rig.Run().ok());
+  // The first crashing value publishes "values >= v"; the larger ones are pruned, not run.
+  auto [crashed, pruned] = CrashedAndPruned(rig, "threads.n");
   EXPECT_EQ(crashed, 1);
   EXPECT_GE(pruned, 1);
   EXPECT_GE(rig.Events("vetoed"), 1);
   EXPECT_GE(rig.Events("constraint"), 1);
+}
+
+TEST(CriticLoopTest, WithoutConstraintsEveryCrashingValueIsRun) {  // the ablation
+  Rig rig;
+  InstallCrashingThreads(&rig);
+  rig.spec.critic.constraints = false;
+  ASSERT_TRUE(rig.Run().ok());
+  auto [crashed, pruned] = CrashedAndPruned(rig, "threads.n");
+  EXPECT_EQ(crashed, 3);  // 8, 16 and 32
+  EXPECT_EQ(pruned, 0);
+  EXPECT_EQ(rig.Events("vetoed"), 0);
+  EXPECT_GE(rig.Events("constraint"), 1);  // still published, for the record
 }
 
 TEST(CriticLoopTest, AccuracyBreakersAreRevertedWithTheirRootCause) {
@@ -213,27 +180,27 @@ TEST(CriticLoopTest, DriftOfTheIncumbentIsReported) {
   EXPECT_GE(rig.Events("rebaselined"), 1);
 }
 
-TEST(CriticLoopTest, RevertedIdeasAreRequeuedOnceTheBottleneckMovesToThem) {
-  Rig rig;
+void RunMovingBottleneck(Rig* rig, int* profiles) {
   // io.fmt targets "format": 2% of the time at first (its 3x speedup is worth < 1.5%, below
   // min_effect), 60% once algo.fast is kept.
-  rig.spec.critic.min_effect = 0.02;
+  rig->spec.critic.min_effect = 0.02;
   ActionSpec fmt_action = Env("io.fmt", "FMT", "1", {"format"}, 3);
   fmt_action.cost_s = 1;  // cheap, so it is tried first, while format is still a small share
   ActionSpec fast = Env("algo.fast", "FAST", "1", {"compute"}, 1.05);
   fast.cost_s = 100;
-  rig.spec.actions = {fmt_action, fast};
+  rig->spec.actions = {fmt_action, fast};
   auto time_of = [](const EnvOverlay& env) {
     double compute = env.count("FAST") ? 40 : 980;
     double format = env.count("FMT") ? 5 : 15;
     return compute + format;
   };
-  rig.target.bench = [time_of](const RunContext& ctx, int) {
+  rig->target.bench = [time_of](const RunContext& ctx, int) {
     Measurement m;
     m.value = 1e5 / time_of(ctx.env);
     return m;
   };
-  rig.target.profile = [time_of](const EnvOverlay& env) {
+  rig->target.profile = [time_of, profiles](const EnvOverlay& env) {
+    ++*profiles;
     double total = time_of(env);
     double format = env.count("FMT") ? 5 : 15;
     Profile p;
@@ -241,7 +208,13 @@ TEST(CriticLoopTest, RevertedIdeasAreRequeuedOnceTheBottleneckMovesToThem) {
                     {"format", "application", format / total}};
     return p;
   };
-  ASSERT_TRUE(rig.Run().ok());
+  ASSERT_TRUE(rig->Run().ok());
+}
+
+TEST(CriticLoopTest, RevertedIdeasAreRequeuedOnceTheBottleneckMovesToThem) {
+  Rig rig;
+  int profiles = 0;
+  RunMovingBottleneck(&rig, &profiles);
   auto fmt = rig.All("io.fmt");
   ASSERT_GE(fmt.size(), 2u);
   EXPECT_EQ(fmt[0]->outcome, Outcome::kReverted);
@@ -249,6 +222,22 @@ TEST(CriticLoopTest, RevertedIdeasAreRequeuedOnceTheBottleneckMovesToThem) {
   EXPECT_EQ(retry->critic.requeued_from, fmt[0]->id);
   EXPECT_EQ(retry->outcome, Outcome::kKept);
   EXPECT_EQ(rig.Events("requeued"), 1);
+  EXPECT_EQ(profiles, 3);  // the baseline and both keeps
+}
+
+TEST(CriticLoopTest, WithoutReprofilingTheBaselineProfileStaysAndNothingIsRequeued) {
+  Rig rig;
+  rig.spec.search.reprofile = false;  // the ablation
+  rig.spec.search.revisit = false;    // which would retry io.fmt once everything was tried
+  int profiles = 0;
+  RunMovingBottleneck(&rig, &profiles);
+  EXPECT_EQ(profiles, 1);
+  EXPECT_EQ(rig.Events("requeued"), 0);
+  auto fmt = rig.All("io.fmt");
+  ASSERT_EQ(fmt.size(), 1u);
+  EXPECT_EQ(fmt[0]->outcome, Outcome::kReverted);
+  ASSERT_NE(rig.ByKey("algo.fast"), nullptr);
+  EXPECT_EQ(rig.ByKey("algo.fast")->outcome, Outcome::kKept);
 }
 
 TEST(CriticLoopTest, ConsecutiveCrashesOpenTheCircuitBreaker) {

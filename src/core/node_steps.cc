@@ -183,10 +183,12 @@ Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
   task.base_commit = parent->commit;
   task.parent_overlay = parent->overlay;
   task.base_env = spec_.target.env;
-  task.context = BuildContext(
-      parent->id, action, node.value,
-      action->apply.kind == ApplySpec::Kind::kAgent ? action->apply.agent : action->layer);
-  task.known_actions = KnownActions();
+  // Only an agent (command or LLM backend) reads the context and the known ids; a declarative
+  // action is applied as declared, so its task skips assembling them (per-node engine cost).
+  if (action->apply.kind == ApplySpec::Kind::kAgent) {
+    task.context = BuildContext(parent->id, action, node.value, action->apply.agent);
+    task.known_actions = KnownActions();
+  }
   return task;
 }
 
@@ -408,19 +410,24 @@ Status Orchestrator::StepDecide(Node* node) {
 }
 
 Status Orchestrator::StepProfile(Node* node) {
-  bool failed = false;
-  ARBOR_TRY(EnsureBuilt(node, &failed));
-  if (failed) return {};
-  ProfileResult r = ports_.target->Profile(Context(*node, "profile"));
   std::optional<Profile> profile;
   std::string message;
-  if (r.step.ok() && r.profile) {
-    profile = r.profile;
-    message = "bottlenecks: " + TopComponents(*r.profile);
-  } else if (r.step.ok()) {
-    message = "no profile command: actions are scored against the whole program";
+  if (node->id != kRootId && !spec_.search.reprofile) {
+    message = "re-profiling off (ablation): scoring keeps the baseline's profile";
   } else {
-    message = "profile failed (" + DescribeStep(r.step) + "); scoring keeps the last good profile";
+    bool failed = false;
+    ARBOR_TRY(EnsureBuilt(node, &failed));
+    if (failed) return {};
+    ProfileResult r = ports_.target->Profile(Context(*node, "profile"));
+    if (r.step.ok() && r.profile) {
+      profile = r.profile;
+      message = "bottlenecks: " + TopComponents(*r.profile);
+    } else if (r.step.ok()) {
+      message = "no profile command: actions are scored against the whole program";
+    } else {
+      message =
+          "profile failed (" + DescribeStep(r.step) + "); scoring keeps the last good profile";
+    }
   }
   node->step = Step::kDone;
   std::vector<Event> events{MakeEvent(node->id, "reprofiled", message)};
@@ -435,30 +442,6 @@ Status Orchestrator::StepProfile(Node* node) {
     built_node_ = kNoNode;
   }
   return ports_.workspace->Release(node->id);
-}
-
-std::vector<Node> Orchestrator::IntrospectAfterKeep(const Node& kept, const Profile& profile) {
-  std::vector<Node> out;
-  NodeId next = tree_.MaxId() + 1;
-  for (const Requeue& q :
-       Introspect(tree_, catalog_, kept.id, profile, [this](NodeId id) { return ProfileAt(id); })) {
-    const Node* from = tree_.Find(q.from);
-    Node n;
-    n.id = next++;
-    n.parent = kept.id;
-    n.action_id = from->action_id;
-    n.value = from->value;
-    n.category = from->category;
-    n.layer = from->layer;
-    n.outcome = Outcome::kPending;
-    n.step = Step::kNone;
-    n.overlay = kept.overlay;
-    n.created_s = CampaignTime();
-    n.critic.requeued_from = q.from;
-    n.diagnosis = "re-queued: " + q.reason;
-    out.push_back(n);
-  }
-  return out;
 }
 
 }  // namespace arbor

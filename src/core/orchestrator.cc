@@ -297,6 +297,9 @@ Result<RunSummary> Orchestrator::Run() {
     if (llm_spent) ARBOR_TRY(ReportLlmBudget());
     std::vector<const ScoredCandidate*> batch = ChooseBatch(scored, llm_spent);
     if (batch.empty()) {
+      auto revisited = RevisitWhenExhausted();
+      if (!revisited.ok()) return revisited.error();
+      if (*revisited) continue;
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
       ARBOR_TRY(Stop("finished", "exhausted"));
@@ -456,7 +459,9 @@ Status Orchestrator::ReprofileOnPlateau() {
   // On a plateau the exploration weight doubles (ScoreCandidates); the incumbent is also
   // profiled once more, since a profile taken right after a keep can be stale (warm-up,
   // drift) and a fresh one may reveal targets worth trying.
-  if (!critic_ || tree_.TrailingNonKept() != spec_.search.plateau) return {};
+  if (!critic_ || !spec_.search.reprofile || tree_.TrailingNonKept() != spec_.search.plateau) {
+    return {};
+  }
   Node inc = *tree_.Find(tree_.Incumbent());
   const std::string kFlag = "plateau_reprofiled";
   auto& flags = inc.critic.flags;
@@ -497,7 +502,8 @@ Status Orchestrator::ReprofileOnPlateau() {
 Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
                                      std::vector<ScoredCandidate>* allowed) {
   NodeId inc = tree_.Incumbent();
-  std::vector<Constraint> active = ActiveConstraints(tree_, publishers_, inc, last_keep_seq_);
+  std::vector<Constraint> active;
+  if (spec_.critic.constraints) active = ActiveConstraints(tree_, publishers_, inc, last_keep_seq_);
   // The knowledge base vetoes replays: this very change failed deterministically at this very
   // operating point on this hardware and workload (another operating point re-opens it).
   std::string here = kb_priors_.has_replays() ? PathHash(tree_.Path(inc)) : "";

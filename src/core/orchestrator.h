@@ -116,6 +116,11 @@ class Orchestrator {
                          std::vector<ScoredCandidate>* allowed);
   // After a keep and its re-profile: re-queue reverted ideas whose reason no longer holds.
   std::vector<Node> IntrospectAfterKeep(const Node& kept, const Profile& profile);
+  // When nothing is left to try and budget is: re-queues ideas the path changed under since
+  // they were reverted ([search] revisit; src/core/requeue.cc). True when any was re-queued.
+  Result<bool> RevisitWhenExhausted();
+  // Pending children of `parent` retrying each re-queued node.
+  std::vector<Node> RequeueUnder(const Node& parent, const std::vector<Requeue>& requeues);
   // Finishes `node` with `outcome` and a diagnosis, releasing its worktree.
   Status Finish(Node* node, Outcome outcome, const std::string& diagnosis,
                 const std::string& event_kind);

@@ -174,6 +174,7 @@ struct Task {
   std::string base_commit;    // the parent's commit, checked out in `worktree`
   EnvOverlay parent_overlay;  // the parent's full overlay
   EnvOverlay base_env;        // [target] env, for `append` onto a variable the parent never set
+  // For agent actions only (a declarative action is applied as declared; both stay empty):
   TaskContext context;
   std::vector<std::string> known_actions;  // ids in the campaign (file and proposed): a
                                            // follow-up proposal must use a new one

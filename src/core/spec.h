@@ -70,6 +70,12 @@ struct SearchSpec {
   int plateau = 6;       // consecutive non-kept nodes
   int parallel = 1;
   double min_gain = 0.002;  // candidates whose expected gain g(a) is below this are not tried
+  // false (ablations only): the incumbent is profiled once, at the baseline; keeps and plateaus
+  // do not re-profile, so scoring keeps the baseline's bottlenecks and nothing is re-queued.
+  bool reprofile = true;
+  // When every candidate has been tried and budget is left, ideas reverted under an earlier
+  // incumbent get one more try on the current one (interactions the profile cannot show).
+  bool revisit = true;
 };
 
 struct CriticSpec {
@@ -79,6 +85,9 @@ struct CriticSpec {
   double max_cv = 0.05;
   int circuit_breaker = 5;
   double min_free_disk_mb = 512;  // below it no new node is dispatched (health)
+  // false (ablations only): constraints published by failures never prune a candidate (they
+  // are still recorded on the node, so the report shows what would have been pruned).
+  bool constraints = true;
 };
 
 struct KbSpec {

@@ -42,6 +42,9 @@ inline CampaignSpec ToySpec() {
   s.metric.repetitions = 3;
   s.search.max_nodes = 20;
   s.critic.min_effect = 0.05;
+  // The tests built on this landscape assert each candidate's one verdict; revisiting reverted
+  // ideas once everything was tried has its own tests (critic_orchestrator_test.cc).
+  s.search.revisit = false;
   s.actions.push_back(EnvAction("algo.fast", "FAST", {"compute"}, 3));
   s.actions.push_back(EnvAction("sched.slow", "SLOW", {"compute"}, 1.5));
   s.actions.push_back(EnvAction("mem.crash", "CRASH", {"compute"}, 1.4));

@@ -233,6 +233,14 @@ std::vector<const Node*> Tree::All() const {
   return all;
 }
 
+std::vector<const Node*> Tree::RecentNonKept(size_t limit) const {
+  std::vector<const Node*> out;
+  for (auto it = non_kept_.rbegin(); it != non_kept_.rend() && out.size() < limit; ++it) {
+    out.push_back(Find(it->second));
+  }
+  return out;
+}
+
 std::vector<const Node*> Tree::Path(NodeId id) const {
   std::vector<const Node*> path;
   for (const Node* n = Find(id); n != nullptr; n = Find(n->parent)) {

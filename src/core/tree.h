@@ -58,6 +58,9 @@ class Tree {
   NodeId MaxId() const { return max_id_; }
   // Nodes in id order.
   std::vector<const Node*> All() const;
+  // The last `limit` evaluated nodes that were not kept (reverted, crashed), newest (highest
+  // seq) first: O(limit), whatever the tree's size.
+  std::vector<const Node*> RecentNonKept(size_t limit) const;
 
   // Root .. id inclusive.
   std::vector<const Node*> Path(NodeId id) const;

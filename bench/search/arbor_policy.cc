@@ -1,0 +1,185 @@
+#include "bench/search/arbor_policy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "core/critic_gate.h"
+#include "core/gate.h"
+#include "core/kb.h"
+#include "core/orchestrator.h"
+#include "fakes/fakes.h"
+
+namespace arbor::search {
+namespace {
+
+// The landscape behind the Target port: every benchmark run and check the engine asks for is
+// the next reading of the run's stream (Evaluator), so the engine and the hand-written policies
+// see the same noise model. Crashes look like a real crash (SIGABRT), accuracy failures like a
+// failing check.
+class LandscapeTarget : public Target {
+ public:
+  explicit LandscapeTarget(Evaluator* ev) : ev_(ev) {}
+
+  StepResult Build(const RunContext&) override { return Step(); }
+  Measurement Check(const RunContext& ctx) override {
+    Measurement m{Step(), {}, {}};
+    if (!ev_->Check(Of(ctx))) {
+      m.step.kind = ExitKind::kFailed;
+      m.step.exit_code = 1;
+      m.step.detail = "exit code 1";
+      m.step.tail = "accuracy: generated output differs from the reference";
+      accuracy_nodes_.insert(ctx.node);
+    }
+    return m;
+  }
+  Measurement Bench(const RunContext& ctx) override {
+    Measurement m{Step(), {}, {}};
+    std::optional<double> v = ev_->Run(Of(ctx));
+    if (!v) {
+      m.step.kind = ExitKind::kSignaled;
+      m.step.signal = 6;
+      m.step.detail = "killed by signal 6 (SIGABRT)";
+      m.step.tail = "Aborted";
+      crash_nodes_.insert(ctx.node);
+      return m;
+    }
+    m.value = *v;
+    return m;
+  }
+  ProfileResult Profile(const RunContext& ctx) override {
+    return ProfileResult{Step(), ev_->landscape().TrueProfile(Of(ctx))};
+  }
+  int crashes() const { return static_cast<int>(crash_nodes_.size()); }
+  int accuracy_failures() const { return static_cast<int>(accuracy_nodes_.size()); }
+
+ private:
+  static StepResult Step() {
+    StepResult r;
+    r.duration_s = 1;  // every step costs the same: the priors' costs decide, as declared
+    return r;
+  }
+  Config Of(const RunContext& ctx) const { return ev_->landscape().ConfigFromEnv(ctx.env); }
+
+  Evaluator* ev_;
+  std::set<NodeId> crash_nodes_;
+  std::set<NodeId> accuracy_nodes_;
+};
+
+KbContext Context(const std::string& uid) {
+  KbContext c;
+  c.hardware.cpu_model = "search-bench";
+  c.hardware.cores = 2;
+  c.now = 1e9;
+  c.campaign_uid = uid;
+  return c;
+}
+
+struct Campaign {
+  testing::FakeStore store;
+  int crashes = 0;
+  int accuracy_failures = 0;
+  uint64_t runs = 0;
+  std::string error;
+};
+
+void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int budget,
+                 KnowledgeBase* kb, const std::string& uid, Campaign* out) {
+  CampaignSpec spec = l.ToCampaignSpec(seed, budget);
+  spec.critic.enabled = v.critic;
+  spec.search.reprofile = v.reprofile;
+  spec.critic.constraints = v.constraints;
+  if (!v.ucb) spec.search.explore = 0;
+  spec.search.revisit = v.revisit;
+  spec.search.formula = v.formula;
+  Evaluator ev(l, seed);
+  LandscapeTarget target(&ev);
+  testing::FakeWorkspace ws;
+  testing::FakeSpecialist specialist;
+  CriticGate critic_gate;
+  MedianGate median_gate;
+  testing::FakeClock clock;
+  Gate* gate = v.critic ? static_cast<Gate*>(&critic_gate) : &median_gate;
+  Orchestrator o(
+      spec, Ports{&out->store, &ws, &target, &specialist, gate, &clock, nullptr, kb, Context(uid)});
+  auto summary = o.Run();
+  if (!summary.ok()) out->error = summary.error().message;
+  out->crashes = target.crashes();
+  out->accuracy_failures = target.accuracy_failures();
+  out->runs = ev.runs();
+}
+
+bool Evaluated(const Node& n) {
+  return n.id != kRootId && n.seq > 0 &&
+         (n.outcome == Outcome::kKept || n.outcome == Outcome::kReverted ||
+          n.outcome == Outcome::kCrashed);
+}
+
+}  // namespace
+
+std::vector<ArborVariant> ArborVariants() {
+  std::vector<ArborVariant> out(8);
+  out[0].name = "arbor";
+  out[1].name = "arbor-no-critic";
+  out[1].critic = false;
+  out[2].name = "arbor-no-reprofile";
+  out[2].reprofile = false;
+  out[3].name = "arbor-no-constraints";
+  out[3].constraints = false;
+  out[4].name = "arbor-no-ucb";
+  out[4].ucb = false;
+  out[5].name = "arbor-seed-literal";
+  out[5].formula = Formula::kSeedLiteral;
+  out[6].name = "arbor-no-revisit";
+  out[6].revisit = false;
+  out[7].name = "arbor-warm-kb";
+  out[7].warm_kb = true;
+  return out;
+}
+
+RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
+  RunResult r;
+  testing::FakeKnowledgeBase kb;
+  KnowledgeBase* kb_port = nullptr;
+  if (v_.warm_kb) {
+    // One earlier campaign on the same landscape, with its own seed and noise stream, fills
+    // the knowledge base; its results are not scored.
+    Campaign earlier;
+    RunCampaign(v_, l, seed ^ 0x5bd1e995u, budget, &kb, "earlier", &earlier);
+    if (!earlier.error.empty()) {
+      r.error = "warm-up campaign: " + earlier.error;
+      return r;
+    }
+    kb_port = &kb;
+  }
+  Campaign c;
+  RunCampaign(v_, l, seed, budget, kb_port, "measured", &c);
+  r.crashes = c.crashes;
+  r.accuracy_failures = c.accuracy_failures;
+  r.runs = c.runs;
+  r.error = c.error;
+  // The state after each evaluation: the last kept node so far, in dispatch order.
+  std::vector<const Node*> done;
+  for (const auto& [id, n] : c.store.nodes) {
+    if (Evaluated(n)) done.push_back(&n);
+  }
+  std::sort(done.begin(), done.end(), [](const Node* a, const Node* b) { return a->seq < b->seq; });
+  if (v_.trace) {
+    std::fprintf(stderr, "%s %s seed %llu: %s\n", v_.name.c_str(), l.name.c_str(),
+                 static_cast<unsigned long long>(seed),
+                 c.store.LoadMeta().value()->stop_reason.c_str());
+    for (const Node* n : done) {
+      std::fprintf(stderr, "  #%ld %-32s %-8s true %.1f  %s\n", static_cast<long>(n->id),
+                   n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
+                   l.TrueValue(l.ConfigFromEnv(n->overlay)), n->diagnosis.c_str());
+    }
+  }
+  Config state;
+  for (const Node* n : done) {
+    if (n->outcome == Outcome::kKept) state = l.ConfigFromEnv(n->overlay);
+    r.states.push_back(state);
+  }
+  return r;
+}
+
+}  // namespace arbor::search
