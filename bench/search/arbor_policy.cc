@@ -91,6 +91,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
   spec.critic.constraints = v.constraints;
   if (!v.ucb) spec.search.explore = 0;
   spec.search.revisit = v.revisit;
+  spec.critic.recheck = v.recheck;
   spec.search.formula = v.formula;
   Evaluator ev(l, seed);
   LandscapeTarget target(&ev);
@@ -118,7 +119,7 @@ bool Evaluated(const Node& n) {
 }  // namespace
 
 std::vector<ArborVariant> ArborVariants() {
-  std::vector<ArborVariant> out(8);
+  std::vector<ArborVariant> out(9);
   out[0].name = "arbor";
   out[1].name = "arbor-no-critic";
   out[1].critic = false;
@@ -132,8 +133,10 @@ std::vector<ArborVariant> ArborVariants() {
   out[5].formula = Formula::kSeedLiteral;
   out[6].name = "arbor-no-revisit";
   out[6].revisit = false;
-  out[7].name = "arbor-warm-kb";
-  out[7].warm_kb = true;
+  out[7].name = "arbor-no-recheck";
+  out[7].recheck = false;
+  out[8].name = "arbor-warm-kb";
+  out[8].warm_kb = true;
   return out;
 }
 

@@ -19,6 +19,7 @@ struct ArborVariant {
   bool constraints = true;  // false: published constraints never prune
   bool ucb = true;          // false: exploration constant C = 0
   bool revisit = true;      // false: stop as soon as every candidate was tried once
+  bool recheck = true;      // false: a failed check is always the candidate's fault
   Formula formula = Formula::kPaper;
   bool warm_kb = false;  // a knowledge base filled by one earlier campaign on the same landscape
   bool trace = false;    // print every node (outcome, diagnosis) to stderr: for investigation

@@ -176,7 +176,7 @@ TEST(SearchPolicies, WithoutConstraintsTheEngineRunsEveryCrashingValue) {
 TEST(SearchPolicies, EveryVariantHasItsOwnName) {
   std::set<std::string> names;
   for (const auto& v : ArborVariants()) names.insert(v.name);
-  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.size(), 9u);
   EXPECT_TRUE(names.count("arbor-warm-kb"));
 }
 

@@ -192,9 +192,10 @@ Status ReadCritic(const Section& root, CriticSpec* critic) {
   ARBOR_TRY(root.GetTable("critic", &table));
   if (table == nullptr) return {};
   Section s(root.file(), *table, "critic", "in [critic]");
-  ARBOR_TRY(s.CheckKeys(
-      {"min_effect", "alpha", "max_cv", "circuit_breaker", "min_free_disk_mb", "constraints"}));
+  ARBOR_TRY(s.CheckKeys({"min_effect", "alpha", "max_cv", "circuit_breaker", "min_free_disk_mb",
+                         "constraints", "recheck"}));
   ARBOR_TRY(s.ReadBool("constraints", &critic->constraints));
+  ARBOR_TRY(s.ReadBool("recheck", &critic->recheck));
   ARBOR_TRY(s.ReadNumber("min_effect", NumberRule::kNonNegative, &critic->min_effect));
   ARBOR_TRY(s.ReadNumber("min_free_disk_mb", NumberRule::kNonNegative, &critic->min_free_disk_mb));
   ARBOR_TRY(s.ReadNumber("alpha", NumberRule::kUnitOpen, &critic->alpha));

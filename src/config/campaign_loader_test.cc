@@ -75,6 +75,7 @@ TEST_F(CampaignLoaderTest, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(spec.critic.circuit_breaker, 5);
   EXPECT_TRUE(spec.search.reprofile);
   EXPECT_TRUE(spec.critic.constraints);
+  EXPECT_TRUE(spec.critic.recheck);
   EXPECT_EQ(spec.kb.path, "");
   EXPECT_TRUE(spec.specialists.empty());
   EXPECT_TRUE(spec.actions.empty());
@@ -120,7 +121,7 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
                             "min = 1\nmax = 2.5\n"
                             "[accuracy]\nsource = \"json:acc\"\nmax_drop = 0\n"
                             "[critic]\nmin_effect = 0.02\nalpha = 0.1\nmax_cv = 0.2\n"
-                            "circuit_breaker = 3\nconstraints = false\n"
+                            "circuit_breaker = 3\nconstraints = false\nrecheck = false\n"
                             "[kb]\npath = \"state/../kb.db\"\nworkload = \"w/1\"\n"
                             "[specialists.kernel]\nbackend = \"llm\"\nmodel = \"m\"\n"
                             "base_url = \"http://x/v1\"\napi_key_env = \"KEY\"\n"
@@ -136,6 +137,7 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
   EXPECT_EQ(spec.critic.alpha, 0.1);
   EXPECT_EQ(spec.critic.circuit_breaker, 3);
   EXPECT_FALSE(spec.critic.constraints);
+  EXPECT_FALSE(spec.critic.recheck);
   EXPECT_EQ(spec.kb.path, (dir_ / "kb.db").string());
   EXPECT_EQ(spec.kb.workload, "w/1");
   ASSERT_EQ(spec.specialists.size(), 2u);

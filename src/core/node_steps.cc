@@ -313,6 +313,9 @@ Status Orchestrator::StepCheck(Node* node) {
     }
   }
   if (m.step.kind == ExitKind::kFailed) {
+    bool handled = false;
+    ARBOR_TRY(RecheckIncumbent(node, m.step, &handled));
+    if (handled) return {};
     return FailStep(node, "check", m.step, Outcome::kReverted);
   }
   if (!m.step.ok()) return FailStep(node, "check", m.step, Outcome::kCrashed);

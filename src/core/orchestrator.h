@@ -116,6 +116,10 @@ class Orchestrator {
                          std::vector<ScoredCandidate>* allowed);
   // After a keep and its re-profile: re-queue reverted ideas whose reason no longer holds.
   std::vector<Node> IntrospectAfterKeep(const Node& kept, const Profile& profile);
+  // After `node` failed its check: re-runs the incumbent's check (`node`'s parent) once; if that
+  // fails too, un-keeps the kept path below the nearest state whose check passes twice and
+  // finishes `node` without blaming it (src/core/recheck.cc). `handled`: `node` was finished.
+  Status RecheckIncumbent(Node* node, const StepResult& failure, bool* handled);
   // When nothing is left to try and budget is: re-queues ideas the path changed under since
   // they were reverted ([search] revisit; src/core/requeue.cc). True when any was re-queued.
   Result<bool> RevisitWhenExhausted();

@@ -88,6 +88,10 @@ struct CriticSpec {
   // false (ablations only): constraints published by failures never prune a candidate (they
   // are still recorded on the node, so the report shows what would have been pruned).
   bool constraints = true;
+  // When a candidate fails the check, re-run the incumbent's own check once: if it fails too,
+  // the incumbent was kept on a check that passed by chance (flaky) and is un-kept, and the
+  // candidate is not blamed (docs/critic.md).
+  bool recheck = true;
 };
 
 struct KbSpec {

@@ -1,0 +1,124 @@
+// Re-checking the incumbent ([critic] recheck): a change kept on a check that passed by chance
+// is un-kept as soon as a candidate built on it fails the check and its own re-check fails too.
+#include <gtest/gtest.h>
+
+#include "core/critic_rig_testing.h"
+
+namespace arbor {
+namespace {
+
+using critic_rig::Env;
+using critic_rig::Rig;
+
+// fast.flaky doubles the metric but its check passes only the first time it runs; other.win is
+// a real 1.3x win with a deterministic check.
+void InstallFlakyWin(Rig* rig, int* flaky_checks) {
+  ActionSpec flaky = Env("fast.flaky", "FLAKY", "1", {}, 2.0);
+  ActionSpec win = Env("other.win", "WIN", "1", {}, 1.3);
+  rig->spec.actions = {flaky, win};
+  rig->spec.search.max_nodes = 6;
+  rig->target.metric = [](const EnvOverlay& env) {
+    return 100.0 * (env.count("FLAKY") ? 2 : 1) * (env.count("WIN") ? 1.3 : 1);
+  };
+  rig->target.check_ok = [flaky_checks](const EnvOverlay& env) {
+    return env.count("FLAKY") == 0 || ++*flaky_checks == 1;
+  };
+}
+
+TEST(RecheckTest, AFlakyKeepIsUnkeptAndTheCandidateIsNotBlamed) {
+  Rig rig;
+  int flaky_checks = 0;
+  InstallFlakyWin(&rig, &flaky_checks);
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  auto flaky = rig.All("fast.flaky");
+  ASSERT_GE(flaky.size(), 1u);
+  EXPECT_EQ(flaky[0]->outcome, Outcome::kReverted);
+  EXPECT_EQ(flaky[0]->diagnosis.rfind("un-kept", 0), 0u) << flaky[0]->diagnosis;
+  EXPECT_TRUE(std::count(flaky[0]->critic.flags.begin(), flaky[0]->critic.flags.end(), "unkept"));
+  auto win = rig.All("other.win");
+  ASSERT_EQ(win.size(), 2u);
+  EXPECT_EQ(win[0]->parent, flaky[0]->id);
+  EXPECT_EQ(win[0]->critic.rca, "flaky_incumbent");
+  EXPECT_NE(win[0]->diagnosis.find("not this change's fault"), std::string::npos);
+  // Tried again under the baseline, where it is the real win it is, and kept.
+  EXPECT_EQ(win[1]->parent, kRootId);
+  EXPECT_EQ(win[1]->outcome, Outcome::kKept);
+  ASSERT_EQ(r->best, win[1]->id);
+  EXPECT_EQ(rig.store.nodes.at(r->best).overlay.count("FLAKY"), 0u);
+  EXPECT_EQ(rig.Events("unkept"), 1);
+  // The campaign's branch holds the real win on the baseline, not the flaky change.
+  EXPECT_EQ(rig.ws.branch, win[1]->commit);
+  EXPECT_EQ(rig.ws.parent_of.at(rig.ws.branch), rig.store.nodes.at(kRootId).commit);
+}
+
+TEST(RecheckTest, WithoutRecheckTheFlakyChangeStaysKeptAndTheWinIsBlamed) {
+  Rig rig;
+  int flaky_checks = 0;
+  InstallFlakyWin(&rig, &flaky_checks);
+  rig.spec.critic.recheck = false;
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  auto flaky = rig.All("fast.flaky");
+  ASSERT_EQ(flaky.size(), 1u);
+  EXPECT_EQ(flaky[0]->outcome, Outcome::kKept);
+  auto win = rig.All("other.win");
+  ASSERT_EQ(win.size(), 1u);
+  EXPECT_EQ(win[0]->outcome, Outcome::kReverted);
+  EXPECT_EQ(win[0]->diagnosis.rfind("accuracy", 0), 0u) << win[0]->diagnosis;
+  EXPECT_EQ(rig.Events("unkept"), 0);
+}
+
+TEST(RecheckTest, ACandidateThatAloneFailsTheCheckIsBlamedAsBefore) {
+  Rig rig;
+  ActionSpec good = Env("good.win", "GOOD", "1", {}, 2.0);
+  ActionSpec bad = Env("bad.math", "BAD", "1", {}, 1.5);
+  rig.spec.actions = {good, bad};
+  rig.target.metric = [](const EnvOverlay& env) { return env.count("GOOD") ? 200.0 : 100.0; };
+  rig.target.check_ok = [](const EnvOverlay& env) { return env.count("BAD") == 0; };
+  ASSERT_TRUE(rig.Run().ok());
+  ASSERT_EQ(rig.All("good.win").size(), 1u);
+  EXPECT_EQ(rig.All("good.win")[0]->outcome, Outcome::kKept);
+  ASSERT_EQ(rig.All("bad.math").size(), 1u);
+  EXPECT_EQ(rig.All("bad.math")[0]->diagnosis.rfind("accuracy", 0), 0u);
+  EXPECT_EQ(rig.Events("unkept"), 0);
+}
+
+TEST(RecheckTest, TheFlakyChangeDeeperInThePathIsFoundAndTheGoodKeepsComeBack) {
+  Rig rig;
+  int flaky_checks = 0;
+  // fast.flaky (x2, check passes only once) is tried first, then good.win (x1.5) is kept on top
+  // of it; late.win (x1.2) then fails the check because of fast.flaky.
+  ActionSpec flaky = Env("fast.flaky", "FLAKY", "1", {}, 3.0);
+  ActionSpec good = Env("good.win", "GOOD", "1", {}, 2.0);
+  ActionSpec late = Env("late.win", "LATE", "1", {}, 1.5);
+  rig.spec.actions = {flaky, good, late};
+  rig.spec.search.max_nodes = 10;
+  rig.target.metric = [](const EnvOverlay& env) {
+    return 100.0 * (env.count("FLAKY") ? 2 : 1) * (env.count("GOOD") ? 1.5 : 1) *
+           (env.count("LATE") ? 1.2 : 1);
+  };
+  rig.target.check_ok = [&flaky_checks](const EnvOverlay& env) {
+    return env.count("FLAKY") == 0 || ++flaky_checks <= 2;  // its own check and good.win's
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  const Node& best = rig.store.nodes.at(r->best);
+  EXPECT_EQ(best.overlay.count("FLAKY"), 0u);
+  EXPECT_EQ(best.overlay.count("GOOD"), 1u);
+  EXPECT_EQ(best.overlay.count("LATE"), 1u);
+  auto f = rig.All("fast.flaky");
+  ASSERT_GE(f.size(), 1u);
+  EXPECT_EQ(f[0]->outcome, Outcome::kReverted);
+  EXPECT_NE(f[0]->diagnosis.find("flaky check"), std::string::npos) << f[0]->diagnosis;
+  auto g = rig.All("good.win");
+  ASSERT_EQ(g.size(), 2u);  // un-kept with the flaky change under it, then kept on the baseline
+  EXPECT_EQ(g[0]->outcome, Outcome::kReverted);
+  EXPECT_NE(g[0]->diagnosis.find("built on #" + std::to_string(f[0]->id)), std::string::npos)
+      << g[0]->diagnosis;
+  EXPECT_EQ(g[1]->outcome, Outcome::kKept);
+  EXPECT_EQ(rig.Events("unkept"), 2);
+}
+
+}  // namespace
+}  // namespace arbor
