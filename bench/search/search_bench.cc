@@ -99,8 +99,9 @@ std::string Fixed(double v, int digits) {
 void PrintTable(const Landscape& l, const Truth& t, const std::vector<Summary>& rows) {
   std::printf("\n## %s — baseline %.1f, optimum %.1f (x%.2f, %s)\n", l.name.c_str(), t.baseline,
               t.optimum, t.optimum / t.baseline, t.exact ? "exact" : "best known");
-  std::printf("%-22s %6s %-20s %-12s %7s %7s %6s %7s %5s\n", "policy", "budget",
-              "score med [p25,p75]", "evals->90%", "f.keeps", "crashes", "broken", "runs", "used");
+  std::printf("%-22s %6s %-20s %-20s %-12s %7s %7s %6s %7s %5s\n", "policy", "budget",
+              "score med [p25,p75]", "gain med [p25,p75]", "evals->90%", "f.keeps", "crashes",
+              "broken", "runs", "used");
   for (const Summary& s : rows) {
     if (s.landscape != l.name) continue;
     std::string score =
