@@ -8,6 +8,7 @@
 #include "core/gate.h"
 #include "core/kb.h"
 #include "core/orchestrator.h"
+#include "core/tree.h"
 #include "fakes/fakes.h"
 
 namespace arbor::search {
@@ -110,12 +111,6 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
   out->runs = ev.runs();
 }
 
-bool Evaluated(const Node& n) {
-  return n.id != kRootId && n.seq > 0 &&
-         (n.outcome == Outcome::kKept || n.outcome == Outcome::kReverted ||
-          n.outcome == Outcome::kCrashed);
-}
-
 }  // namespace
 
 std::vector<ArborVariant> ArborVariants() {
@@ -164,7 +159,7 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
   // The state after each evaluation: the last kept node so far, in dispatch order.
   std::vector<const Node*> done;
   for (const auto& [id, n] : c.store.nodes) {
-    if (Evaluated(n)) done.push_back(&n);
+    if (IsEvaluated(n)) done.push_back(&n);
   }
   std::sort(done.begin(), done.end(), [](const Node* a, const Node* b) { return a->seq < b->seq; });
   if (v_.trace) {

@@ -10,11 +10,7 @@
 namespace arbor::search {
 namespace {
 
-Landscape Example() {
-  Result<Landscape> l = Landscape::Parse(testing::kExample, "example.json");
-  EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message);
-  return l.ok() ? *l : Landscape{};
-}
+using testing::Example;
 
 TEST(LandscapeTest, AmdahlArithmetic) {
   Landscape l = Example();

@@ -8,7 +8,11 @@
 //   tile      values 8 (a ×1.2), 16 (a ×1.5), 32 (a ×0.8), 64 (a ×2, always crashes)
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
+
+#include "bench/search/landscape.h"
 
 namespace arbor::search::testing {
 
@@ -44,5 +48,12 @@ inline const std::string kExample = R"json({
      "prior": {"speedup": 1.4, "cost_s": 12, "targets": ["a"]}}
   ]
 })json";
+
+// kExample parsed; a failure to parse fails the calling test.
+inline Landscape Example() {
+  Result<Landscape> l = Landscape::Parse(kExample, "example.json");
+  EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message);
+  return l.ok() ? *l : Landscape{};
+}
 
 }  // namespace arbor::search::testing

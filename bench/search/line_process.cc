@@ -15,6 +15,8 @@
 #include <thread>
 #include <utility>
 
+#include "util/sigpipe.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for posix_spawnp
 
 namespace arbor::search {
@@ -51,36 +53,6 @@ void CloseFd(int* fd) {
   if (*fd >= 0) close(*fd);
   *fd = -1;
 }
-
-// Blocks SIGPIPE in this thread while it lives, so writing to a child that stopped reading
-// gives EPIPE instead of killing us, and discards the SIGPIPE such a write raised.
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigemptyset(&pipe_set_);
-    sigaddset(&pipe_set_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_);
-  }
-  ~SigpipeBlock() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
-      timespec zero{};
-      sigtimedwait(&pipe_set_, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-
- private:
-  sigset_t pipe_set_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
 
 }  // namespace
 

@@ -23,6 +23,15 @@ bool OnPath(const Tree& tree, NodeId ancestor, NodeId at) {
   return false;
 }
 
+// Nodes some other node already retries (re-queued, revisited or re-tuned): each only once.
+std::set<NodeId> RequeuedSources(const Tree& tree) {
+  std::set<NodeId> out;
+  for (const Node* n : tree.All()) {
+    if (n->critic.requeued_from != kNoNode) out.insert(n->critic.requeued_from);
+  }
+  return out;
+}
+
 std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
 
 }  // namespace
@@ -193,10 +202,7 @@ std::vector<Constraint> CircuitBreaker(const Tree& tree, int n, NodeId source) {
 
 std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
                                 const Profile& now, const ProfileLookup& profile_at) {
-  std::set<NodeId> already;
-  for (const Node* n : tree.All()) {
-    if (n->critic.requeued_from != kNoNode) already.insert(n->critic.requeued_from);
-  }
+  const std::set<NodeId> already = RequeuedSources(tree);
   std::vector<Requeue> out;
   std::vector<const Node*> path = tree.Path(kept);
   for (const Node* ancestor : path) {
@@ -222,10 +228,7 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
 }
 
 std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
-  std::set<NodeId> already;
-  for (const Node* n : tree.All()) {
-    if (n->critic.requeued_from != kNoNode) already.insert(n->critic.requeued_from);
-  }
+  const std::set<NodeId> already = RequeuedSources(tree);
   std::set<std::string> applied = tree.AppliedActions(incumbent);
   std::set<std::string> here;  // tried at the incumbent already (or pending there)
   for (NodeId child : tree.Children(incumbent)) here.insert(tree.Find(child)->CandidateKey());

@@ -8,14 +8,13 @@
 #include "util/check.h"
 
 namespace arbor {
-namespace {
 
-// Dispatched and judged: the nodes that count as an evaluation of the search. Pruned and
-// skipped nodes never ran, so they neither use budget nor end a plateau.
 bool IsEvaluated(const Node& n) {
   return n.id != kRootId && (n.outcome == Outcome::kKept || n.outcome == Outcome::kReverted ||
                              n.outcome == Outcome::kCrashed);
 }
+
+namespace {
 
 // Counted by TriedAlongPath below its parent: every child that ran or is running.
 bool IsTried(const Node& n) { return n.parent != kNoNode && n.outcome != Outcome::kPruned; }

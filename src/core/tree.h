@@ -35,6 +35,10 @@ struct TreeChange {
   bool new_kept = false;
 };
 
+// Dispatched and judged: the nodes that count as an evaluation of the search. Pruned and
+// skipped nodes never ran, so they neither use budget nor end a plateau.
+bool IsEvaluated(const Node& n);
+
 class Tree {
  public:
   Tree();

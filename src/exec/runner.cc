@@ -21,6 +21,7 @@
 
 #include "exec/process_reaper.h"
 #include "exec/unique_fd.h"
+#include "util/sigpipe.h"
 
 namespace arbor {
 namespace {
@@ -202,39 +203,6 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   *write_end = UniqueFd(fds[1]).AboveStdio();
   return {};
 }
-
-// Blocks SIGPIPE in this thread for the run (writing to a command that stopped reading must
-// give EPIPE, not kill Arbor) and discards a SIGPIPE that the run raised.
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigset_t pipe_set;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_);
-  }
-  ~SigpipeBlock() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
-      sigset_t pipe_set;
-      sigemptyset(&pipe_set);
-      sigaddset(&pipe_set, SIGPIPE);
-      timespec zero{};
-      sigtimedwait(&pipe_set, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-
- private:
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
 
 // Drains output, feeds stdin and enforces the timeout until the main child has exited, then
 // kills its leftovers and reaps it.
