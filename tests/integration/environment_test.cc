@@ -1,0 +1,103 @@
+// What a target command sees of Arbor's environment (docs/secrets.md, "Target commands"): an
+// allowlist of the caller's variables, the campaign's overlay and the node's ARBOR_* variables,
+// nothing else. Arbor runs here with API keys and other secrets in its own environment; every
+// build, check and benchmark command dumps its environment, and none of them may hold one.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "campaign_checks.h"
+#include "harness.h"
+
+namespace arbor::integration {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Variables a command may see: CommandTarget's allowlist, the overlay of the campaign and of
+// the action, the node's ARBOR_* variables, and what /bin/sh and env(1) add themselves.
+const std::set<std::string> kAllowed = {"PATH",
+                                        "HOME",
+                                        "USER",
+                                        "LOGNAME",
+                                        "LANG",
+                                        "LC_ALL",
+                                        "TZ",
+                                        "TMPDIR",
+                                        "SHELL",
+                                        "TERM",
+                                        "TARGET_OVERLAY",
+                                        "X",
+                                        "ARBOR_NODE",
+                                        "ARBOR_WORKTREE",
+                                        "ARBOR_OUT",
+                                        "ARBOR_REPETITION",
+                                        "PWD",
+                                        "OLDPWD",
+                                        "SHLVL",
+                                        "_"};
+
+// Secrets in Arbor's own environment, none of them named in [secrets]: they are not scrubbed,
+// so a dump would show them if they were passed on.
+const EnvMap kArborSecrets = {{"OPENAI_API_KEY", "sk-env-canary-91c2f0"},
+                              {"AWS_SECRET_ACCESS_KEY", "aws-env-canary-5d7e3b"},
+                              {"GITHUB_TOKEN", "ghp-env-canary-0a8f44"},
+                              {"LD_PRELOAD", "/nonexistent/env-canary.so"}};
+
+std::string Dump(const std::string& aux, const std::string& step) {
+  return "env > '" + aux + "/env." + step + ".'$ARBOR_NODE.$$";
+}
+
+TEST(IntegrationEnvironment, TargetCommandsSeeOnlyTheAllowlistTheOverlayAndTheNode) {
+  TempWorkspace ws;
+  const std::string aux = ws.aux();
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"env\"\nworkspace = \".\"\n\n"
+           "[target]\nbuild = \"" +
+               Dump(aux, "build") + "\"\ncheck = \"" + Dump(aux, "check") + "\"\nbench = '''" +
+               Dump(aux, "bench") +
+               "; if [ \"$X\" = 1 ]; then echo '{\"v\": 2}'; else echo '{\"v\": 1}'; fi'''\n"
+               "env = { TARGET_OVERLAY = \"o\" }\n\n"
+               "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+               "[search]\nmax_nodes = 2\n\n"
+               "[[action]]\nid = \"set-x\"\nlayer = \"application\"\ncategory = \"env\"\n"
+               "speedup = 2.0\napply = { env = { X = \"1\" } }\n");
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, kArborSecrets, 120);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* set_x = FindKey(nodes, "set-x");
+  ASSERT_NE(set_x, nullptr);
+  EXPECT_EQ(set_x->outcome, "kept");
+
+  std::map<std::string, int> dumps;
+  bool saw_overlay = false;
+  bool saw_action_env = false;
+  for (const auto& entry : fs::directory_iterator(aux)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("env.", 0) != 0) continue;
+    ++dumps[name.substr(4, name.find('.', 4) - 4)];
+    std::istringstream lines(ReadFile(entry.path().string()));
+    for (std::string line; std::getline(lines, line);) {
+      std::string key = line.substr(0, line.find('='));
+      EXPECT_TRUE(kAllowed.count(key)) << name << " saw " << key;
+      saw_overlay |= line == "TARGET_OVERLAY=o";
+      saw_action_env |= line == "X=1";
+    }
+    std::string text = ReadFile(entry.path().string());
+    for (const auto& [key, value] : kArborSecrets) {
+      EXPECT_EQ(text.find(value), std::string::npos) << name << " saw the value of " << key;
+    }
+  }
+  // Baseline and set-x: each built and checked, and measured with repetitions.
+  EXPECT_GE(dumps["build"], 2);
+  EXPECT_GE(dumps["check"], 2);
+  EXPECT_GE(dumps["bench"], 4);
+  EXPECT_TRUE(saw_overlay) << "the campaign's env overlay never reached a command";
+  EXPECT_TRUE(saw_action_env) << "the action's env never reached a command";
+}
+
+}  // namespace
+}  // namespace arbor::integration
