@@ -146,8 +146,12 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   serve->add_option("--bind", serve_opts.bind,
                     "address (default 127.0.0.1; any other needs --token)");
-  serve->add_option("--token", serve_opts.token,
-                    "require `Authorization: Bearer TOKEN` or ?token=TOKEN on every request");
+  // The environment variable keeps the token out of `ps` and /proc/PID/cmdline.
+  serve
+      ->add_option("--token", serve_opts.token,
+                   "require `Authorization: Bearer TOKEN` or ?token=TOKEN on every request "
+                   "(beyond loopback: at least 16 characters)")
+      ->envname("ARBOR_SERVE_TOKEN");
 
   try {
     app.parse(argc, argv);

@@ -109,6 +109,13 @@ Status ServeDashboard(const ServeOptions& options, DashboardApi* api, std::FILE*
                          " without --token: anyone who can reach it could read the campaign",
                      kExitUsage);
   }
+  if (!IsLoopback(options.bind) && options.token.size() < kMinRemoteTokenLength) {
+    return MakeError("refusing to serve on " + options.bind + " with a token of " +
+                         std::to_string(options.token.size()) + " characters: beyond loopback " +
+                         "it must have at least " + std::to_string(kMinRemoteTokenLength) +
+                         " (e.g. openssl rand -hex 16)",
+                     kExitUsage);
+  }
   try {
     httplib::Server server;
     // Headers and body go out in separate writes: without this, Nagle plus delayed ACKs

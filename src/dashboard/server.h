@@ -8,6 +8,7 @@
 // external resource. SIGINT/SIGTERM stop it cleanly (in-flight requests finish).
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <string>
 
@@ -21,6 +22,9 @@ struct ServeOptions {
   int port = 8080;  // 0: any free port
   std::string token;
 };
+
+// Beyond loopback a token shorter than this is refused: it could be guessed over the network.
+inline constexpr size_t kMinRemoteTokenLength = 16;
 
 // 127.0.0.0/8, ::1 and "localhost".
 bool IsLoopback(const std::string& address);

@@ -219,6 +219,14 @@ TEST(IntegrationReport, ReportAndDashboardOfTheToyCampaign) {
   ProcResult open = ws->Arbor({"serve", "arbor.toml", "--bind", "0.0.0.0", "--port", "0"});
   EXPECT_EQ(open.exit_code, 2) << open.Describe();
   EXPECT_NE(open.err.find("--token"), std::string::npos) << open.err;
+  ProcResult weak =
+      ws->Arbor({"serve", "arbor.toml", "--bind", "0.0.0.0", "--port", "0", "--token", "s3cret"});
+  EXPECT_EQ(weak.exit_code, 2) << weak.Describe();
+  EXPECT_NE(weak.err.find("at least 16"), std::string::npos) << weak.err;
+  ProcResult weak_env = ws->Arbor({"serve", "arbor.toml", "--bind", "0.0.0.0", "--port", "0"},
+                                  {{"ARBOR_SERVE_TOKEN", "s3cret"}});
+  EXPECT_EQ(weak_env.exit_code, 2) << "the token from the environment is read and checked too";
+  EXPECT_NE(weak_env.err.find("at least 16"), std::string::npos) << weak_env.err;
   const int token_port = FreePort();
   auto guarded = ws->StartArbor(
       {"serve", "arbor.toml", "--port", std::to_string(token_port), "--token", "s3cret"});
@@ -228,6 +236,14 @@ TEST(IntegrationReport, ReportAndDashboardOfTheToyCampaign) {
   EXPECT_EQ(Http(token_port, "GET", "/api/tree", "Authorization: Bearer s3cret\r\n").status, 200);
   guarded->Signal(SIGINT);
   EXPECT_EQ(guarded->Wait(20).exit_code, 0);
+  // The same from ARBOR_SERVE_TOKEN, which keeps the token off the command line.
+  const int env_port = FreePort();
+  auto from_env = ws->StartArbor({"serve", "arbor.toml", "--port", std::to_string(env_port)},
+                                 {{"ARBOR_SERVE_TOKEN", "s3cret"}});
+  EXPECT_EQ(WaitForServer(env_port).status, 401);
+  EXPECT_EQ(Http(env_port, "GET", "/api/status?token=s3cret").status, 200);
+  from_env->Signal(SIGINT);
+  EXPECT_EQ(from_env->Wait(20).exit_code, 0);
 }
 
 }  // namespace
