@@ -39,6 +39,7 @@ struct Rig {
   FakeSpecialist specialist;
   CriticGate gate;
   FakeClock clock;
+  testing::FakeKnowledgeBase* kb = nullptr;  // optional
   Rig() {
     spec.name = "c";
     spec.metric.repetitions = 5;
@@ -46,7 +47,10 @@ struct Rig {
     spec.critic.min_effect = 0.01;
   }
   Result<RunSummary> Run() {
-    Orchestrator o(spec, Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr});
+    KbContext context;
+    context.campaign_uid = "c-uid";
+    Orchestrator o(spec, Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr, kb,
+                               context});
     return o.Run();
   }
   const Node* ByKey(const std::string& key) const {

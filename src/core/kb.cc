@@ -222,7 +222,13 @@ bool Diverge(const KbEntry& a, const KbEntry& b) {
   return std::abs(*a.gain - *b.gain) > kDivergence;
 }
 
+bool Corrects(const KbEntry& a, const KbEntry& b) {
+  return !b.uid.empty() && a.uid == b.uid + kKbCorrectionSuffix;
+}
+
 KbRelation Compare(const KbEntry& a, const KbEntry& b) {
+  if (Corrects(a, b)) return KbRelation::kSupersedes;
+  if (Corrects(b, a)) return KbRelation::kSupersededBy;
   if (!SameContext(a, b) || !Diverge(a, b)) return KbRelation::kAgree;
   if (a.controlled && !b.controlled) return KbRelation::kSupersedes;
   if (b.controlled && !a.controlled) return KbRelation::kSupersededBy;

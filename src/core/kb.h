@@ -128,6 +128,11 @@ std::string PathHash(const std::vector<const Node*>& kept_path);
 // diverge; kAgree otherwise. Entries of different operating points never conflict.
 enum class KbRelation { kAgree, kSupersedes, kSupersededBy, kConflict };
 bool SameContext(const KbEntry& a, const KbEntry& b);
+// A correction of an entry has its uid plus this suffix: the node as its campaign later found
+// it (a keep un-kept by the re-check of a flaky incumbent). It supersedes the entry it
+// corrects whatever the results (Compare), so the corrected entry stops counting.
+inline constexpr const char* kKbCorrectionSuffix = "/unkept";
+bool Corrects(const KbEntry& a, const KbEntry& b);
 KbRelation Compare(const KbEntry& a, const KbEntry& b);
 // Whether their results diverge: one kept and the other not, or both measured and their
 // intervals (or gains, ±kDivergence without intervals) disjoint.

@@ -157,6 +157,22 @@ TEST(KbConflictTest, ControlledSupersedesUncontrolledAndOperatingPointsCoexist) 
   EXPECT_EQ(Compare(controlled, close), KbRelation::kAgree);
 }
 
+TEST(KbConflictTest, ACorrectionSupersedesTheEntryItCorrectsWhateverTheResults) {
+  KbEntry kept = Entry("k.x", "kept", 0.3);
+  KbEntry correction = kept;
+  correction.uid += kKbCorrectionSuffix;
+  correction.outcome = "reverted";
+  EXPECT_TRUE(Corrects(correction, kept));
+  EXPECT_FALSE(Corrects(kept, correction));
+  EXPECT_EQ(Compare(correction, kept), KbRelation::kSupersedes);
+  EXPECT_EQ(Compare(kept, correction), KbRelation::kSupersededBy);
+  correction.outcome = "kept";  // the same result still replaces it: no double counting
+  EXPECT_EQ(Compare(correction, kept), KbRelation::kSupersedes);
+  KbEntry unrelated = Entry("k.x", "kept", 0.3);  // another node's entry of the same context
+  EXPECT_FALSE(Corrects(correction, unrelated));
+  EXPECT_EQ(Compare(correction, unrelated), KbRelation::kAgree);
+}
+
 TEST(KbPriorsTest, ExactHistoryMovesTheSpeedupAndRisks) {
   std::vector<ActionSpec> actions = {Action("k.x", "k"), Action("k.y", "k"),
                                      Action("m.z", "m", 1.5)};

@@ -4,6 +4,7 @@
 // campaign goes on without it and says so in an event. Entries are recorded after the node's
 // outcome is in the campaign store; a process killed in between records them on resume
 // (Record is idempotent by the entry's uid), so nothing is lost and nothing is doubled.
+#include <algorithm>
 #include <set>
 
 #include "core/orchestrator.h"
@@ -65,8 +66,14 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
   KbContext context = KnowledgeContext();
   std::vector<KbEntry> entries;
   std::vector<NodeId> ids;
+  std::vector<NodeId> corrected;
   for (const Node* n : finished) {
-    if (n == nullptr || n->id == kRootId || kb_recorded_.count(n->id)) continue;
+    if (n == nullptr || n->id == kRootId) continue;
+    // A keep the re-check took back (recheck.cc) was recorded as kept: its correction (the
+    // node as it is now, reverted) supersedes that entry, so the next campaign does not
+    // inherit a flaky check's win.
+    const bool unkept = std::count(n->critic.flags.begin(), n->critic.flags.end(), "unkept") > 0;
+    if (kb_recorded_.count(n->id) && (!unkept || kb_corrected_.count(n->id))) continue;
     if (n->outcome != Outcome::kKept && n->outcome != Outcome::kReverted &&
         n->outcome != Outcome::kCrashed) {
       continue;
@@ -78,9 +85,17 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
       path.push_back(p);
       if (p->id == kRootId) break;
     }
-    entries.push_back(
-        EntryFromNode(*n, *action, context, PathHash(path), spec_.name, spec_.metric.goal));
+    KbEntry entry =
+        EntryFromNode(*n, *action, context, PathHash(path), spec_.name, spec_.metric.goal);
+    // Recorded before (as kept) or not, the plain entry goes first: Record is idempotent by
+    // uid, and the correction supersedes whatever that uid holds.
+    entries.push_back(entry);
     ids.push_back(n->id);
+    if (unkept) {
+      entry.uid += kKbCorrectionSuffix;
+      entries.push_back(std::move(entry));
+      corrected.push_back(n->id);
+    }
   }
   if (entries.empty()) return;
   Status s = ports_.kb->Record(entries);
@@ -90,6 +105,7 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
     return;
   }
   kb_recorded_.insert(ids.begin(), ids.end());
+  kb_corrected_.insert(corrected.begin(), corrected.end());
 }
 
 }  // namespace arbor

@@ -239,6 +239,7 @@ class Orchestrator {
   std::vector<KbEntry> kb_entries_;  // loaded at the start, for specialists' lessons
   bool llm_budget_reported_ = false;
   std::set<NodeId> kb_recorded_;
+  std::set<NodeId> kb_corrected_;  // un-kept nodes whose correction is recorded
   bool kb_ok_ = false;
   std::atomic<bool> stop_requested_{false};
 };

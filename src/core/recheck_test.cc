@@ -52,6 +52,30 @@ TEST(RecheckTest, AFlakyKeepIsUnkeptAndTheCandidateIsNotBlamed) {
   EXPECT_EQ(rig.ws.parent_of.at(rig.ws.branch), rig.store.nodes.at(kRootId).commit);
 }
 
+TEST(RecheckTest, TheKnowledgeBaseGetsACorrectionOfTheUnkeptEntry) {
+  Rig rig;
+  int flaky_checks = 0;
+  InstallFlakyWin(&rig, &flaky_checks);
+  testing::FakeKnowledgeBase kb;
+  rig.kb = &kb;
+  ASSERT_TRUE(rig.Run().ok());
+  auto flaky = rig.All("fast.flaky");
+  ASSERT_GE(flaky.size(), 1u);
+  ASSERT_EQ(flaky[0]->outcome, Outcome::kReverted);
+  const KbEntry* first = nullptr;
+  const KbEntry* correction = nullptr;
+  for (const KbEntry& e : kb.entries) {
+    if (e.uid == "c-uid/" + std::to_string(flaky[0]->id)) first = &e;
+    if (e.uid == "c-uid/" + std::to_string(flaky[0]->id) + kKbCorrectionSuffix) correction = &e;
+  }
+  ASSERT_NE(first, nullptr) << "the keep was recorded when it happened";
+  EXPECT_EQ(first->outcome, "kept");
+  ASSERT_NE(correction, nullptr) << "no correction of the un-kept entry";
+  EXPECT_EQ(correction->outcome, "reverted");
+  EXPECT_TRUE(Corrects(*correction, *first));
+  EXPECT_EQ(correction->path_hash, first->path_hash);
+}
+
 TEST(RecheckTest, WithoutRecheckTheFlakyChangeStaysKeptAndTheWinIsBlamed) {
   Rig rig;
   int flaky_checks = 0;

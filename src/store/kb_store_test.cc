@@ -148,6 +148,19 @@ TEST_F(KbStoreTest, ControlledSupersedesUncontrolled) {
   for (const KbEntry& e : ListOrDie()) EXPECT_EQ(e.conflict, "") << e.uid;
 }
 
+TEST_F(KbStoreTest, ACorrectionSupersedesTheEntryOfItsNodeWithoutAConflict) {
+  // A keep later un-kept (a flaky check): the node's entry, then its correction.
+  ASSERT_TRUE(kb_->Record({Entry("c/4", "kept", 0.30, true)}).ok());
+  ASSERT_TRUE(
+      kb_->Record({Entry("c/4", "reverted", std::nullopt, true),
+                   Entry(std::string("c/4") + kKbCorrectionSuffix, "reverted", std::nullopt, true)})
+          .ok());
+  ASSERT_EQ(ListOrDie().size(), 2u) << "the plain uid is recorded once";
+  EXPECT_EQ(GetOrDie(1).superseded_by, 2);
+  EXPECT_EQ(GetOrDie(2).superseded_by, 0);
+  for (const KbEntry& e : ListOrDie()) EXPECT_EQ(e.conflict, "") << e.uid;
+}
+
 TEST_F(KbStoreTest, SameStandingDivergingResultsConflictOnBoth) {
   ASSERT_TRUE(kb_->Record({Entry("u/1", "kept", 0.30), Entry("u/2", "reverted", -0.02)}).ok());
   KbEntry a = GetOrDie(1);
