@@ -142,6 +142,10 @@ Result<int> RunCampaign(const RunOptions& options) {
   if (options.max_time_s) spec.search.max_time_s = *options.max_time_s;
   if (options.no_critic) spec.critic.enabled = false;
   CampaignPaths paths = PathsFor(spec);
+  if (std::string problem = ProcessLimitProblem(); spec.target.max_processes && !problem.empty()) {
+    return MakeError(spec.file + ": [target] max_processes cannot be enforced here: " + problem,
+                     kExitConfig);
+  }
 
   GitWorkspace workspace(spec.workspace, spec.name);
   auto base = workspace.Open();  // validates the repository before anything is written

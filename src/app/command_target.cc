@@ -87,6 +87,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   rs.timeout_s = timeout_s;
   rs.memory_limit_mb = spec_->target.memory_limit_mb;
   rs.cpu_limit_s = spec_->target.cpu_limit_s;
+  rs.max_processes = spec_->target.max_processes;
   rs.output_limit_bytes = static_cast<long long>(spec_->target.output_limit_mb * 1024 * 1024);
   rs.stdout_path = run.out_dir + "/stdout";
   rs.stderr_path = run.out_dir + "/stderr";

@@ -75,7 +75,7 @@ Status ReadTarget(const Section& root, TargetSpec* target) {
   Section s(root.file(), *table, "target", "in [target]");
   ARBOR_TRY(s.CheckKeys({"build", "check", "bench", "profile", "timeout", "build_timeout",
                          "check_timeout", "bench_timeout", "profile_timeout", "memory_limit",
-                         "cpu_limit", "output_limit", "env"}));
+                         "cpu_limit", "output_limit", "max_processes", "env"}));
   ARBOR_TRY(s.Require("bench", "the command that prints the metric"));
   ARBOR_TRY(s.ReadString("build", &target->build));
   ARBOR_TRY(s.ReadString("check", &target->check));
@@ -91,6 +91,11 @@ Status ReadTarget(const Section& root, TargetSpec* target) {
   ARBOR_TRY(s.ReadDuration("profile_timeout", Zero::kRejected, &target->profile_timeout_s));
   ARBOR_TRY(s.ReadSizeMb("memory_limit", &target->memory_limit_mb));
   ARBOR_TRY(s.ReadDuration("cpu_limit", Zero::kRejected, &target->cpu_limit_s));
+  if (s.Get("max_processes") != nullptr) {
+    int max_processes = 0;
+    ARBOR_TRY(s.ReadInt("max_processes", 1, 1 << 22, &max_processes));
+    target->max_processes = max_processes;
+  }
   std::optional<double> output_limit;
   ARBOR_TRY(s.ReadSizeMb("output_limit", &output_limit));
   if (output_limit) target->output_limit_mb = *output_limit;

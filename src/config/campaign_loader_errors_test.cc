@@ -82,6 +82,8 @@ const Row kRows[] = {
     {"bad_size", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\nmemory_limit = \"2X\"\n",
      "c.toml:5:16: invalid target.memory_limit \"2X\": unknown unit 'X'; expected a size like "
      "\"512M\", \"2G\" or megabytes"},
+    {"max_processes_zero", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\nmax_processes = 0\n",
+     "c.toml:5:17: invalid target.max_processes 0; expected an integer from 1 to 4194304"},
     {"env_value_not_string", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\nenv = { A = 1 }\n",
      "c.toml:5:13: expected a string for target.env.A, got integer"},
     {"bad_env_name", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\nenv = { A-B = \"1\" }\n",

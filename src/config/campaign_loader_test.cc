@@ -56,6 +56,7 @@ TEST_F(CampaignLoaderTest, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(spec.target.timeout_s, 600);
   EXPECT_EQ(spec.target.bench_timeout_s, 600);
   EXPECT_FALSE(spec.target.memory_limit_mb);
+  EXPECT_FALSE(spec.target.max_processes);
   EXPECT_FALSE(spec.target.cpu_limit_s);
   EXPECT_EQ(spec.target.output_limit_mb, 16);
   EXPECT_EQ(spec.metric.name, "metric");
@@ -85,7 +86,7 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
   CampaignSpec spec = Parse(
       "[campaign]\nname = \"d\"\nseed = 42\n"
       "[target]\nbench = \"b\"\ntimeout = \"1h30m\"\nbuild_timeout = 90\ncheck_timeout = 2.5\n"
-      "cpu_limit = \"250ms\"\nmemory_limit = \"2G\"\noutput_limit = 64\n"
+      "cpu_limit = \"250ms\"\nmemory_limit = \"2G\"\noutput_limit = 64\nmax_processes = 256\n"
       "env = { OMP_NUM_THREADS = \"1\", A_B = \"x y\" }\n"
       "[metric]\nsource = \"regex:tok/s: ([0-9.]+)\"\ngoal = \"min\"\ntarget = 900\n"
       "work = \"json:work.0.tokens\"\n"
@@ -99,6 +100,7 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
   EXPECT_EQ(spec.target.profile_timeout_s, 5400);
   EXPECT_DOUBLE_EQ(*spec.target.cpu_limit_s, 0.25);
   EXPECT_EQ(*spec.target.memory_limit_mb, 2048);
+  EXPECT_EQ(spec.target.max_processes, 256);
   EXPECT_EQ(spec.target.output_limit_mb, 64);
   EXPECT_EQ(spec.target.env.at("OMP_NUM_THREADS"), "1");
   EXPECT_EQ(spec.target.env.at("A_B"), "x y");

@@ -17,11 +17,12 @@ struct ClassInfo {
   std::string_view name;
   RcaEffect effect;
 };
-constexpr std::array<ClassInfo, 11> kClasses = {{
+constexpr std::array<ClassInfo, 12> kClasses = {{
     {RcaClass::kBuildError, "build_error", RcaEffect::kRetryOnce},
     {RcaClass::kDependency, "dependency", RcaEffect::kBlockDependency},
     {RcaClass::kRuntimeCrash, "runtime_crash", RcaEffect::kRetryOnce},
     {RcaClass::kOutOfMemory, "out_of_memory", RcaEffect::kPruneDirection},
+    {RcaClass::kResourceLimit, "resource_limit", RcaEffect::kPruneDirection},
     {RcaClass::kTimeout, "timeout", RcaEffect::kPruneDirection},
     {RcaClass::kAccuracy, "accuracy", RcaEffect::kPruneDirection},
     {RcaClass::kGuard, "guard", RcaEffect::kPruneDirection},
@@ -170,6 +171,18 @@ Diagnosis Make(RcaClass cls, std::vector<std::string> evidence, std::string sugg
 constexpr std::string_view kOomNeedles[] = {
     "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory", "OutOfMemory",
     "MemoryError",    "memory exhausted"};
+// fork()/clone() failing with EAGAIN: the process-count limit (or the kernel's) was reached.
+// "Cannot fork" (dash), "fork: retry: Resource temporarily unavailable" (bash), "can't fork"
+// (busybox, perl), pthread_create or a thread pool failing with EAGAIN.
+bool IsProcessLimitLine(std::string_view line) {
+  const std::string lower = Lower(line);
+  const bool eagain = Has(lower, "resource temporarily unavailable");
+  const bool spawn = Has(lower, "fork") || Has(lower, "pthread_create") || Has(lower, "clone") ||
+                     Has(lower, "thread") || Has(lower, "spawn");
+  return Has(lower, "cannot fork") || Has(lower, "can't fork") || Has(lower, "fork failed") ||
+         Has(lower, "too many processes") || (eagain && spawn);
+}
+
 constexpr std::string_view kDependencyNeedles[] = {"cannot open shared object file",
                                                    "command not found",
                                                    "version `GLIBC",
@@ -289,6 +302,11 @@ Diagnosis Classify(const RcaInput& in) {
     return Make(RcaClass::kOutOfMemory, ev,
                 "the change needs more memory than allowed: prune this direction or reduce its "
                 "footprint (buffers, batch, threads)");
+  }
+  if (std::vector<std::string> ev = out.Find(IsProcessLimitLine); !ev.empty()) {
+    return Make(RcaClass::kResourceLimit, ev,
+                "the change starts more processes or threads than allowed (target.max_processes "
+                "or the system's limit): prune this direction or bound its parallelism");
   }
   auto dependency_line = [&](const std::string& l) {
     if (Has(l, "ld.lld:") || Has(l, "ld: error:"))

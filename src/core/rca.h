@@ -21,6 +21,7 @@ enum class RcaClass {
   kDependency,      // missing library, command, module, symbol or version
   kRuntimeCrash,    // SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, assertion, uncaught exception
   kOutOfMemory,     // SIGKILL under a memory limit, allocator failures
+  kResourceLimit,   // a process or thread could not be created (fork/clone hit a limit)
   kTimeout,         // the step's time limit expired
   kAccuracy,        // the check ran and said no
   kGuard,           // a guard (SLA) metric was violated

@@ -109,6 +109,15 @@ std::vector<Case> Cases() {
        In("build", Failed(1),
           "cc1plus: out of memory allocating 65536 bytes after a total of 2147479552 bytes\n"),
        RcaClass::kOutOfMemory, "cc1plus: out of memory", RcaEffect::kPruneDirection},
+      {"fork bomb under the process limit in the check (not an accuracy verdict)",
+       In("check", Failed(2), "comparing\nsh: 1: Cannot fork\n"), RcaClass::kResourceLimit,
+       "sh: 1: Cannot fork", RcaEffect::kPruneDirection},
+      {"bash fork retry in the build",
+       In("build", Failed(254), "bash: fork: retry: Resource temporarily unavailable\n"),
+       RcaClass::kResourceLimit, "fork: retry", RcaEffect::kPruneDirection},
+      {"thread creation failing",
+       In("bench", Failed(1), "error: pthread_create: Resource temporarily unavailable\n"),
+       RcaClass::kResourceLimit, "pthread_create", RcaEffect::kPruneDirection},
       {"sanitizer",
        In("bench", Failed(1),
           "==123==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6\n"),
@@ -198,10 +207,10 @@ TEST(RcaTest, CompilerDiagnosticsOutsideTheBuildStep) {
 }
 
 TEST(RcaTest, NamesRoundTrip) {
-  for (RcaClass c :
-       {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kRuntimeCrash,
-        RcaClass::kOutOfMemory, RcaClass::kTimeout, RcaClass::kAccuracy, RcaClass::kGuard,
-        RcaClass::kFlaky, RcaClass::kBadOutput, RcaClass::kInfrastructure, RcaClass::kUnknown}) {
+  for (RcaClass c : {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kRuntimeCrash,
+                     RcaClass::kOutOfMemory, RcaClass::kResourceLimit, RcaClass::kTimeout,
+                     RcaClass::kAccuracy, RcaClass::kGuard, RcaClass::kFlaky, RcaClass::kBadOutput,
+                     RcaClass::kInfrastructure, RcaClass::kUnknown}) {
     EXPECT_EQ(ParseRcaClass(RcaClassName(c)), c);
   }
   for (RcaEffect e : {RcaEffect::kRetryOnce, RcaEffect::kPruneDirection,

@@ -41,6 +41,7 @@ struct TargetSpec {
   double profile_timeout_s = 600;
   std::optional<double> memory_limit_mb;   // address-space limit per command
   std::optional<double> cpu_limit_s;       // CPU-time limit per command
+  std::optional<int> max_processes;        // processes per command at once (pids cgroup)
   double output_limit_mb = 16;             // per stream; beyond it output is truncated
   std::map<std::string, std::string> env;  // baseline environment
 };

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/cgroup.h"
 #include "exec/process_reaper.h"
 #include "exec/unique_fd.h"
 #include "util/sigpipe.h"
@@ -52,24 +53,19 @@ struct ChildPlan {
   rlimit as{};
   bool limit_cpu = false;
   rlimit cpu{};
+  int cgroup_procs_fd = -1;  // the pids cgroup to join, or -1
+  bool limit_nproc = false;
+  rlimit nproc{};
   int max_fd = 1024;
   pid_t parent_pid = 0;
 };
 
-enum ChildStage { kStageDup, kStageChdir, kStageRlimitAs, kStageRlimitCpu, kStageExec };
+enum ChildStage { kStageDup, kStageChdir, kStageRlimitAs, kStageRlimitCpu, kStageExec, kStagePids };
 const char* StageText(int stage) {
-  switch (stage) {
-    case kStageDup:
-      return "redirect stdio";
-    case kStageChdir:
-      return "enter the working directory";
-    case kStageRlimitAs:
-      return "set the memory limit";
-    case kStageRlimitCpu:
-      return "set the CPU limit";
-    default:
-      return "execute /bin/sh";
-  }
+  static const char* const kText[] = {"redirect stdio",       "enter the working directory",
+                                      "set the memory limit", "set the CPU limit",
+                                      "execute /bin/sh",      "set the process limit"};
+  return stage >= 0 && stage <= kStagePids ? kText[stage] : kText[kStageExec];
 }
 
 [[noreturn]] void ChildFail(const ChildPlan& plan, int stage) {
@@ -81,6 +77,9 @@ const char* StageText(int stage) {
 
 [[noreturn]] void ChildExec(const ChildPlan& plan) {
   setsid();
+  if (plan.cgroup_procs_fd >= 0 && !PidsCgroup::JoinFromChild(plan.cgroup_procs_fd)) {
+    ChildFail(plan, kStagePids);
+  }
   // If Arbor itself is killed (kill -9), the command dies with it instead of running on as an
   // orphan; its own descendants are reaped by the next Arbor's KillOrphans()/session sweep.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -99,6 +98,7 @@ const char* StageText(int stage) {
   if (plan.cwd != nullptr && chdir(plan.cwd) != 0) ChildFail(plan, kStageChdir);
   if (plan.limit_as && setrlimit(RLIMIT_AS, &plan.as) != 0) ChildFail(plan, kStageRlimitAs);
   if (plan.limit_cpu && setrlimit(RLIMIT_CPU, &plan.cpu) != 0) ChildFail(plan, kStageRlimitCpu);
+  if (plan.limit_nproc && setrlimit(RLIMIT_NPROC, &plan.nproc) != 0) ChildFail(plan, kStagePids);
   // Nothing of Arbor leaks into the command: every descriptor above stderr closes at exec
   // (the status pipe too, which is how the parent learns that exec succeeded).
   if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) {
@@ -207,7 +207,7 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
 // Drains output, feeds stdin and enforces the timeout until the main child has exited, then
 // kills its leftovers and reaps it.
 Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, Capture* err,
-                                 Feeder* feeder) {
+                                 Feeder* feeder, PidsCgroup* cgroup) {
   const auto start = SteadyClock::now();
   const auto deadline = After(start, spec.timeout_s);
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
@@ -271,7 +271,10 @@ Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, C
   }
 
   RunResult r;
-  r.killed_leftovers = internal::KillLeftovers(pid, 10.0);
+  // The cgroup holds every descendant, however it detached: killing through it first also
+  // stops a fork bomb that a sweep of /proc would chase.
+  if (cgroup != nullptr) r.killed_leftovers = cgroup->KillAll();
+  r.killed_leftovers += internal::KillLeftovers(pid, 10.0);
   // Whatever the command wrote before it ended is still in the pipes. Anything still holding
   // them open now is unkillable or another command's; do not wait for it long.
   feeder->pipe.reset();
@@ -368,6 +371,15 @@ Result<RunResult> RunCommand(const RunSpec& spec) {
     plan.cpu.rlim_cur = static_cast<rlim_t>(std::max(1.0, std::ceil(*spec.cpu_limit_s)));
     plan.cpu.rlim_max = plan.cpu.rlim_cur + 1;
   }
+  ProcessLimit pids;
+  if (spec.max_processes) {
+    auto prepared = PrepareProcessLimit(*spec.max_processes);
+    if (!prepared) return prepared.error();
+    pids = std::move(*prepared);
+    if (pids.cgroup) plan.cgroup_procs_fd = pids.cgroup->procs_fd();
+    plan.limit_nproc = pids.use_rlimit;
+    plan.nproc = pids.nproc;
+  }
   long open_max = sysconf(_SC_OPEN_MAX);
   plan.max_fd = static_cast<int>(std::clamp(open_max, 1024L, 1L << 20));
 
@@ -398,13 +410,15 @@ Result<RunResult> RunCommand(const RunSpec& spec) {
     if (msg[0] == kStageChdir) what += " " + spec.cwd;
     return MakeError("cannot start command: could not " + what + ": " + ErrnoText(msg[1]));
   }
-  return SuperviseChild(pid, spec, &out, &err, &feeder);
+  return SuperviseChild(pid, spec, &out, &err, &feeder, pids.cgroup.get());
 }
 
 int KillOrphans() {
   internal::EnsureSubreaper();
   return internal::KillUnclaimedOrphans(10.0);
 }
+
+std::string ProcessLimitProblem() { return ProcessLimitUnsupportedReason(); }
 
 int KillProcessesWithin(const std::string& dir) {
   namespace fs = std::filesystem;

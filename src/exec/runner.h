@@ -10,6 +10,8 @@
 // background (the runner is a child subreaper and kills every adopted descendant).
 // Failures of the command are data in RunResult; only "could not even start" is an Error
 // (output files not writable, cwd missing, /bin/sh not executable, a limit that cannot be set).
+// With max_processes the command runs in a pids cgroup of its own, and whatever is still in it
+// when the command ends is killed through it too.
 // Thread-safe: concurrent calls do not kill each other's processes (an orphan that left its
 // session while several commands ran, and could be any of theirs, is killed when the last of
 // them ends). Every child of the Arbor process must be started here (see process_reaper.h).
@@ -31,6 +33,9 @@ struct RunSpec {
   double grace_s = 2;
   std::optional<double> memory_limit_mb;  // RLIMIT_AS
   std::optional<double> cpu_limit_s;      // RLIMIT_CPU
+  // Processes the command may have at once (pids cgroup; RLIMIT_NPROC for a non-root user
+  // without one; an Error when neither can bind: see exec/cgroup.h).
+  std::optional<int> max_processes;
   long long output_limit_bytes = 16LL << 20;
   std::string stdout_path;  // required: where stdout goes
   std::string stderr_path;  // required: where stderr goes
@@ -76,6 +81,10 @@ std::string ShellQuote(const std::string& s);
 // leftovers whose command could not be told apart while several commands ran at once (see
 // process_reaper.h). Call it when no command is running (idle, shutdown). Returns the count.
 int KillOrphans();
+
+// "" when RunSpec::max_processes can be enforced on this machine, else a one-line reason (for
+// a campaign to refuse to start instead of running its commands without the limit).
+std::string ProcessLimitProblem();
 
 // Kills (SIGKILL) every process of this user, other than this one, whose working directory is
 // `dir` or lies under it, repeating until none is left (at most a few rounds). A killed Arbor's

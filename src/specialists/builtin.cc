@@ -211,6 +211,7 @@ SpecialistResult BuiltinSpecialist::RunCommandIn(const Task& task, const ApplySp
   rs.timeout_s = target.build_timeout_s;
   rs.memory_limit_mb = target.memory_limit_mb;
   rs.cpu_limit_s = target.cpu_limit_s;
+  rs.max_processes = target.max_processes;
   rs.output_limit_bytes = static_cast<long long>(target.output_limit_mb * 1024 * 1024);
   rs.stdout_path = (dir / "stdout").string();
   rs.stderr_path = (dir / "stderr").string();
