@@ -4,8 +4,9 @@
 // a minimal environment (an allowlist of the caller's variables, then the campaign's env and
 // the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT / ARBOR_REPETITION), and
 // the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
-// job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and profiles are parsed by formats/; anything
-// unreadable becomes ExitKind::kBadOutput with the parser's one-line reason.
+// job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
+// profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
+// parser's one-line reason.
 #pragma once
 
 #include <map>

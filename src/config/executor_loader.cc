@@ -9,7 +9,8 @@ namespace {
 
 // Slurm options whose values Arbor sets itself: an `extra` one would silently change how a job
 // is found, where it runs or what it inherits.
-constexpr const char* kOwnOptions[] = {"--job-name", "-J", "--chdir", "-D", "--export", "--comment"};
+constexpr const char* kOwnOptions[] = {"--job-name", "-J",       "--chdir",
+                                       "-D",         "--export", "--comment"};
 
 bool IsOwnOption(const std::string& option) {
   for (const char* own : kOwnOptions) {

@@ -81,8 +81,8 @@ const Row kRows[] = {
      "(its worktrees and run folders) is not under it; compute nodes must see them at the same "
      "path"},
     {"zero_time_limit", "kind = \"slurm\"\nshared_dir = \"/\"\ntime_limit = 0\n",
-     "c.toml:10:14: invalid executor.time_limit 0; expected a duration > 0 (\"90s\", \"5m\", "
-     "\"2h\") or a number of seconds"},
+     "c.toml:10:14: invalid executor.time_limit 0; expected a positive duration like \"90s\", "
+     "\"10m\", \"1h30m\" or a number of seconds"},
     {"extra_not_an_option", "kind = \"slurm\"\nshared_dir = \"/\"\nextra = [\"qos=high\"]\n",
      "c.toml:10:10: invalid executor.extra[0] \"qos=high\"; expected one srun option per item, "
      "like \"--qos=high\""},
@@ -91,7 +91,7 @@ const Row kRows[] = {
      "c.toml:10:25: invalid executor.extra[1] \"--job-name=x\": Arbor sets this option itself "
      "(it names, places and finds the job)"},
     {"exclusive_not_bool", "kind = \"slurm\"\nshared_dir = \"/\"\nexclusive_bench = \"yes\"\n",
-     "c.toml:10:19: expected a boolean for executor.exclusive_bench, got string"},
+     "c.toml:10:19: expected true or false for executor.exclusive_bench, got string"},
 };
 
 void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }

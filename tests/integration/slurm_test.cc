@@ -15,7 +15,7 @@ namespace {
 
 bool HaveCluster() { return std::getenv("SLURM_CONF") != nullptr; }
 
-#define REQUIRE_CLUSTER()                                                           \
+#define REQUIRE_CLUSTER() \
   if (!HaveCluster()) GTEST_SKIP() << "no SLURM_CONF: run through tests/slurm/with-slurm.sh"
 
 std::string Executor(const TempWorkspace& ws, const std::string& more = "") {
