@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <set>
 
@@ -143,6 +144,38 @@ TEST(IntegrationSlurm, ABenchmarkJobCancelledMidRunIsReconciledAndTheCampaignGoe
   ProcResult run = arbor->Wait(900);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   ExpectLostThenRetried(ws, "Slurm job " + ids.front() + " was cancelled (scancel)");
+}
+
+// kill -9 of Arbor with a benchmark job in flight, then resume: whatever Slurm still runs of
+// the campaign is cancelled (not adopted: docs/slurm.md), the step is replayed, and the
+// campaign finishes with nothing left queued.
+TEST(IntegrationSlurm, KillNineWithAJobInFlightThenResume) {
+  REQUIRE_CLUSTER();
+  TempWorkspace ws;
+  std::string marker = ws.aux() + "/hung";
+  WriteHangingCampaign(&ws, "bench", marker, "");
+  auto arbor = ws.StartArbor({"run", "arbor.toml", "--quiet"});
+  std::vector<std::string> ids;
+  for (int i = 0; i < 1200 && ids.empty(); ++i) {
+    if (access(marker.c_str(), F_OK) == 0) ids = Jobs("n");
+    if (ids.empty()) usleep(200 * 1000);
+  }
+  ASSERT_EQ(ids.size(), 1u) << "the hanging benchmark job never showed up in squeue";
+  arbor->Signal(SIGKILL);
+  arbor->Wait(60);
+  ProcResult resumed = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 900);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  // srun died with Arbor (SIGKILL), but the job itself ran on: the resumed run cancels it.
+  EXPECT_NE(resumed.err.find("arbor: cancelled 1 Slurm job(s) a previous run left"),
+            std::string::npos)
+      << resumed.err;
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  ExpectTreeInvariants(nodes);
+  const TreeNode* fast = FindKey(nodes, "app.fast");
+  ASSERT_NE(fast, nullptr) << DescribeTree(nodes);
+  EXPECT_EQ(fast->outcome, "kept") << "the replayed step runs again (the marker now exists)\n"
+                                   << DescribeTree(nodes);
+  EXPECT_TRUE(Jobs().empty()) << "jobs left queued after the resumed campaign";
 }
 
 TEST(IntegrationSlurm, AJobOverItsSlurmTimeLimitIsATimeout) {
