@@ -1,7 +1,9 @@
 #include "app/campaign.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/agents.h"
 #include "app/command_target.h"
@@ -22,6 +25,7 @@
 #include "app/paths.h"
 #include "app/secrets.h"
 #include "app/sinks.h"
+#include "app/slurm.h"
 #include "arbor/exit_codes.h"
 #include "config/campaign_loader.h"
 #include "config/template.h"
@@ -43,10 +47,38 @@ namespace {
 std::atomic<Orchestrator*> g_running{nullptr};
 std::atomic<int> g_signals{0};
 
+// scancel's argv for the campaign's Slurm jobs, built before any signal can arrive: a second
+// SIGINT/SIGTERM leaves at once, and its jobs must not run on (fork and exec only: async-signal
+// safe).
+std::vector<std::string> g_scancel_args;
+std::vector<char*> g_scancel_argv;
+
+void PrepareSignalCancel(const std::string& job_name) {
+  const passwd* pw = getpwuid(getuid());
+  g_scancel_args = {"scancel", "--name=" + job_name, "-u",
+                    pw != nullptr ? pw->pw_name : std::to_string(getuid())};
+  g_scancel_argv.clear();
+  for (std::string& a : g_scancel_args) g_scancel_argv.push_back(a.data());
+  g_scancel_argv.push_back(nullptr);
+}
+
+void CancelJobsFromSignal() {
+  if (g_scancel_argv.empty()) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execvp(g_scancel_argv[0], g_scancel_argv.data());
+    _exit(127);
+  }
+  if (pid > 0) waitpid(pid, nullptr, 0);
+}
+
 void OnSignal(int) {
   // First signal: stop after the current step (state stays consistent). Second: leave now;
   // resume reconciles whatever was in flight.
-  if (g_signals.fetch_add(1) >= 1) _exit(kExitInterrupted);
+  if (g_signals.fetch_add(1) >= 1) {
+    CancelJobsFromSignal();
+    _exit(kExitInterrupted);
+  }
   if (Orchestrator* o = g_running.load()) o->RequestStop();
 }
 
@@ -188,7 +220,20 @@ Result<int> RunCampaign(const RunOptions& options) {
     scrubbing = std::make_unique<ScrubbingStore>(store, &scrubber);
     store = scrubbing.get();
   }
-  CommandTarget target(&spec, paths.runs);
+  const bool slurm = spec.executor.kind == ExecutorSpec::Kind::kSlurm;
+  const std::string job_name = slurm ? SlurmJobName(spec.name, paths.state_dir) : "";
+  if (slurm) {
+    // Jobs of a killed run are not adopted (yet): its steps are replayed, so cancel them.
+    int n = CancelSlurmJobs(job_name, SlurmClientEnv());
+    if (n < 0) {
+      return MakeError("[executor] kind = \"slurm\": squeue/scancel failed; is Slurm reachable "
+                       "from here (SLURM_CONF, munge)?",
+                       kExitState);
+    }
+    if (n > 0) std::fprintf(stderr, "arbor: cancelled %d Slurm job(s) a previous run left\n", n);
+    PrepareSignalCancel(job_name);
+  }
+  CommandTarget target(&spec, paths.runs, job_name);
   if (!scrubber.empty()) target.set_scrubber(&scrubber);
   std::unique_ptr<SpecialistRouter> specialist =
       MakeSpecialists(&spec, &target, paths.runs, &scrubber);
@@ -244,6 +289,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   sigaction(SIGTERM, &sa, nullptr);
   auto summary = orchestrator.Run();
   g_running.store(nullptr);
+  if (slurm) CancelSlurmJobs(job_name, SlurmClientEnv());  // nothing of this campaign stays queued
   KillOrphans();  // anything a command left behind that no run could claim
   terminal.reset();
   if (events) std::fclose(events);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "app/secrets.h"
+#include "app/slurm.h"
 #include "formats/importers.h"
 #include "formats/metrics.h"
 #include "util/strings.h"
@@ -50,8 +51,9 @@ Result<std::string> ProfileText(const ProfileSpec& spec, const std::string& work
 
 }  // namespace
 
-CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir)
-    : spec_(spec), runs_dir_(std::move(runs_dir)) {}
+CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir,
+                             std::string job_name)
+    : spec_(spec), runs_dir_(std::move(runs_dir)), job_name_(std::move(job_name)) {}
 
 std::map<std::string, std::string> CommandTarget::InheritedEnv() {
   std::map<std::string, std::string> env;
@@ -63,7 +65,7 @@ std::map<std::string, std::string> CommandTarget::InheritedEnv() {
 }
 
 CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::string& command,
-                                          double timeout_s) {
+                                          double timeout_s, bool bench) {
   Run run;
   run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
   std::error_code ec;
@@ -92,6 +94,26 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   rs.stdout_path = run.out_dir + "/stdout";
   rs.stderr_path = run.out_dir + "/stderr";
   run.stdout_path = rs.stdout_path;
+  const bool slurm = spec_->executor.kind == ExecutorSpec::Kind::kSlurm;
+  const std::string job_id_file = run.out_dir + "/slurm-job";
+  if (slurm) {
+    // The command becomes an srun job; the limits move into the job (srun itself must not run
+    // under them), and srun needs the cluster's client settings.
+    SlurmRequest req;
+    req.job_name = job_name_;
+    req.comment = "n" + std::to_string(ctx.node) + "/" + ctx.label;
+    req.cwd = ctx.worktree;
+    req.job_id_file = job_id_file;
+    req.command = command;
+    req.timeout_s = timeout_s;
+    req.bench = bench;
+    req.memory_limit_mb = rs.memory_limit_mb;
+    req.cpu_limit_s = rs.cpu_limit_s;
+    rs.memory_limit_mb.reset();
+    rs.cpu_limit_s.reset();
+    rs.command = SrunCommand(spec_->executor, req);
+    for (const auto& [k, v] : SlurmClientEnv()) rs.env.emplace(k, v);
+  }
   auto r = RunCommand(rs);
   if (!r.ok()) {
     run.step.kind = ExitKind::kSpawnError;
@@ -126,6 +148,21 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
       run.step.signal = r->signal;
       run.step.detail = "limit " + FormatDouble(timeout_s) + "s";
       break;
+  }
+  if (slurm) {
+    std::string job_id = Trim(ReadIfExists(job_id_file));
+    SlurmVerdict verdict = ReadSlurmVerdict(ReadTail(rs.stderr_path, 8192));
+    if (r->status == RunResult::Status::kTimedOut) {
+      // The step's own timeout stopped srun (whatever srun then printed about the job being
+      // cancelled): a timeout of the command. The job must not run on.
+      verdict.kind = SlurmVerdict::Kind::kNone;
+      ApplySlurmVerdict(verdict, job_id, &run.step);
+      if (!run.step.job.empty() && CancelSlurmJob(run.step.job, SlurmClientEnv())) {
+        run.step.detail += " (Slurm job " + run.step.job + " cancelled)";
+      }
+    } else {
+      ApplySlurmVerdict(verdict, job_id, &run.step);
+    }
   }
   if (!run.step.ok()) {
     run.step.tail = ReadTail(rs.stderr_path, 2048);
@@ -165,7 +202,7 @@ Measurement CommandTarget::Check(const RunContext& ctx) {
 
 Measurement CommandTarget::Bench(const RunContext& ctx) {
   Measurement m;
-  Run run = Execute(ctx, spec_->target.bench, spec_->target.bench_timeout_s);
+  Run run = Execute(ctx, spec_->target.bench, spec_->target.bench_timeout_s, /*bench=*/true);
   m.step = run.step;
   if (!m.step.ok()) return m;
   std::string out = ReadIfExists(run.stdout_path);

@@ -3,8 +3,10 @@
 // Each run gets its own folder runs/n<node>/<label>/ holding stdout, stderr and $ARBOR_OUT,
 // a minimal environment (an allowlist of the caller's variables, then the campaign's env and
 // the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT / ARBOR_REPETITION), and
-// the step's timeout and limits. Metrics and profiles are parsed by formats/; anything
-// unreadable becomes ExitKind::kBadOutput with the parser's one-line reason.
+// the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
+// job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
+// profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
+// parser's one-line reason.
 #pragma once
 
 #include <map>
@@ -19,7 +21,8 @@ namespace arbor {
 
 class CommandTarget : public Target {
  public:
-  CommandTarget(const CampaignSpec* spec, std::string runs_dir);
+  // `job_name` names the campaign's Slurm jobs (SlurmJobName(); [executor] kind = "slurm").
+  CommandTarget(const CampaignSpec* spec, std::string runs_dir, std::string job_name = "");
   StepResult Build(const RunContext& ctx) override;
   Measurement Check(const RunContext& ctx) override;
   Measurement Bench(const RunContext& ctx) override;
@@ -38,12 +41,15 @@ class CommandTarget : public Target {
     std::string out_dir;
     std::string stdout_path;
   };
-  Run Execute(const RunContext& ctx, const std::string& command, double timeout_s);
+  // `bench`: a benchmark run (a Slurm job then gets --exclusive).
+  Run Execute(const RunContext& ctx, const std::string& command, double timeout_s,
+              bool bench = false);
   // `text` without secrets (unchanged when no scrubber is set).
   std::string Scrubbed(std::string text) const;
 
   const CampaignSpec* spec_;
   std::string runs_dir_;
+  std::string job_name_;
   const Scrubber* scrubber_ = nullptr;
 };
 

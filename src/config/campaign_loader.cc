@@ -12,6 +12,7 @@
 
 #include "config/action_loader.h"
 #include "config/agents_loader.h"
+#include "config/executor_loader.h"
 #include "config/profile_loader.h"
 #include "config/toml_reader.h"
 #include "config/values.h"
@@ -259,10 +260,11 @@ Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& pat
   CampaignSpec spec;
   spec.file = path_for_messages;
   Section root(path_for_messages, document, "", "at the top level");
-  ARBOR_TRY(root.CheckKeys({"campaign", "target", "metric", "accuracy", "search", "critic", "kb",
-                            "specialists", "llm", "secrets", "action", "profile"}));
+  ARBOR_TRY(root.CheckKeys({"campaign", "target", "executor", "metric", "accuracy", "search",
+                            "critic", "kb", "specialists", "llm", "secrets", "action", "profile"}));
   ARBOR_TRY(ReadCampaign(root, base_abs, &spec));
   ARBOR_TRY(ReadTarget(root, &spec.target));
+  ARBOR_TRY(config_internal::ReadExecutor(root, base_abs, &spec));
   ARBOR_TRY(ReadMetric(root, &spec.metric));
   ARBOR_TRY(ReadAccuracy(root, &spec.accuracy));
   ARBOR_TRY(ReadSearch(root, &spec.search));

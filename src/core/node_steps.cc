@@ -148,7 +148,10 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
           "direction is pruned instead of retried";
     }
     PublishConstraints(node, prune, d.effect == RcaEffect::kBlockDependency);
-    if (d.effect == RcaEffect::kRetryOnce && !declarative &&
+    // Infrastructure (the executor lost the run) says nothing about the action: any action,
+    // declarative or not, runs once more as it was.
+    const bool requeue = d.effect == RcaEffect::kRequeue;
+    if (((d.effect == RcaEffect::kRetryOnce && !declarative) || requeue) &&
         node->critic.requeued_from == kNoNode) {
       // One retry, queued under the same parent: its specialist is told this failure (the
       // task context lists it under "do not repeat") and competes like any candidate.
@@ -164,7 +167,10 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
       retry.overlay = tree_.Find(node->parent)->overlay;
       retry.created_s = CampaignTime();
       retry.critic.requeued_from = node->id;
-      retry.diagnosis = "re-queued once: " + node->critic.rca + " at " + step +
+      retry.diagnosis =
+          requeue ? "re-queued once: " + step + " was lost where it ran (infrastructure), " +
+                        "not by the change"
+                  : "re-queued once: " + node->critic.rca + " at " + step +
                         " is worth one retry by a specialist that is told the diagnosis";
       pending_nodes_.push_back(retry);
     }

@@ -67,7 +67,18 @@ std::string DescribeStep(const StepResult& r) {
 }
 
 Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
-    : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {}
+    : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {
+  if (ports_.target != nullptr) {
+    // Every run that names an executor's job is recorded on its node with the next Save.
+    job_target_ = std::make_unique<JobRecordingTarget>(
+        ports_.target, [this](const RunContext& ctx, const StepResult& r) {
+          Event e = JobEvent(ctx.node, ctx.label, r);
+          e.t = CampaignTime();
+          job_events_.push_back(std::move(e));
+        });
+    ports_.target = job_target_.get();
+  }
+}
 
 double Orchestrator::CampaignTime() {
   return meta_elapsed_at_start_ + (ports_.clock->Now() - run_start_);
@@ -113,6 +124,7 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   // A specialist's prompt, proposals and their events ride with the node's next state change.
   std::vector<ActionSpec> added;
   if (pending_prompt_ && pending_prompt_->node == node.id) m.prompts.push_back(*pending_prompt_);
+  m.events.insert(m.events.begin(), job_events_.begin(), job_events_.end());
   if (!pending_events_.empty() || !pending_actions_.empty()) {
     m.events.insert(m.events.begin(), pending_events_.begin(), pending_events_.end());
     m.actions = pending_actions_;
@@ -130,6 +142,7 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   pending_prompt_.reset();
   pending_events_.clear();
   pending_actions_.clear();
+  job_events_.clear();
   AddActions(added);
   tree_.Upsert(node);
   for (const Node& o : others) tree_.Upsert(o);

@@ -26,6 +26,7 @@
 #include "core/candidates.h"
 #include "core/constraints.h"
 #include "core/gate.h"
+#include "core/job_log.h"
 #include "core/kb.h"
 #include "core/ports.h"
 #include "core/stats.h"
@@ -193,6 +194,9 @@ class Orchestrator {
   std::vector<Event> pending_events_;
   std::vector<ActionSpec> pending_actions_;
   std::vector<Node> pending_nodes_;  // retries queued by FailStep, saved with the failed node
+  // "job" events of the runs since the last Save (a cluster executor's job ids), saved with it.
+  std::vector<Event> job_events_;
+  std::unique_ptr<JobRecordingTarget> job_target_;  // wraps the Target port
   // Asks every proposing specialist for new actions once per incumbent.
   Status ProposeRound();
   // Records once per process that the LLM budget is spent.

@@ -128,6 +128,14 @@ struct StepResult {
   std::string detail;   // why it failed, one line ("exit code 2", "metric 'x' not found")
   std::string tail;     // last lines of the command's output, for diagnoses
   std::string log_dir;  // where stdout/stderr were captured
+  // Set by the executor when the failure came from where the command ran, not from the
+  // command (a cluster job cancelled, preempted, lost with its node or over its time limit):
+  // root-cause analysis classes it "infrastructure" (run once more, not held against the action).
+  bool infrastructure = false;
+  // The executor's id of the job that ran the command ("" when it ran locally), and the
+  // executor's name ("slurm"); recorded as a "job" event on the node.
+  std::string job;
+  std::string executor;
   bool ok() const { return kind == ExitKind::kOk; }
 };
 

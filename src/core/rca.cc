@@ -28,11 +28,12 @@ constexpr std::array<ClassInfo, 12> kClasses = {{
     {RcaClass::kGuard, "guard", RcaEffect::kPruneDirection},
     {RcaClass::kFlaky, "flaky", RcaEffect::kRerun},
     {RcaClass::kBadOutput, "bad_output", RcaEffect::kNone},
-    {RcaClass::kInfrastructure, "infrastructure", RcaEffect::kNone},
+    {RcaClass::kInfrastructure, "infrastructure", RcaEffect::kRequeue},
     {RcaClass::kUnknown, "unknown", RcaEffect::kNone},
 }};
 
-constexpr std::array<std::pair<RcaEffect, std::string_view>, 5> kEffects = {{
+constexpr std::array<std::pair<RcaEffect, std::string_view>, 6> kEffects = {{
+    {RcaEffect::kRequeue, "requeue"},
     {RcaEffect::kRetryOnce, "retry_once"},
     {RcaEffect::kPruneDirection, "prune_direction"},
     {RcaEffect::kBlockDependency, "block_dependency"},
@@ -276,10 +277,18 @@ Diagnosis Classify(const RcaInput& in) {
     return Make(RcaClass::kGuard, tail.empty() ? std::vector<std::string>{"guard violated"} : tail,
                 "the change trades a guard metric for the objective: prune this direction");
   }
+  if (r.infrastructure) {
+    std::vector<std::string> ev = {r.detail.empty() ? "the executor lost the run" : r.detail};
+    for (const std::string& l : out.Last(1)) ev.push_back(l);
+    return Make(RcaClass::kInfrastructure, ev,
+                "the run was lost where it ran (" + (r.executor.empty() ? "executor" : r.executor) +
+                    "), not by the change: the node runs once more; not counted against the "
+                    "action");
+  }
   if (r.kind == ExitKind::kSpawnError) {
     return Make(RcaClass::kInfrastructure, tail,
                 "the command could not be started: check the runner, disk and permissions; "
-                "not counted against the action");
+                "the node runs once more; not counted against the action");
   }
   if (r.kind == ExitKind::kTimedOut) {
     std::vector<std::string> ev = {in.step + " timed out" +

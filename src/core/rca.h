@@ -27,7 +27,7 @@ enum class RcaClass {
   kGuard,           // a guard (SLA) metric was violated
   kFlaky,           // failed, then passed on a rerun
   kBadOutput,       // the command succeeded but its metric/profile could not be read
-  kInfrastructure,  // the command could not even be started
+  kInfrastructure,  // the command could not be started, or the executor lost its run
   kUnknown,
 };
 
@@ -36,6 +36,7 @@ enum class RcaEffect {
   kPruneDirection,   // unproductive direction: publish a constraint
   kBlockDependency,  // record the dependency; block only what needs it
   kRerun,            // flaky: run the step once more
+  kRequeue,          // infrastructure: run the node once more, not counted against the action
   kNone,             // record only
 };
 

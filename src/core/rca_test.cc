@@ -141,7 +141,7 @@ std::vector<Case> Cases() {
        RcaClass::kBadOutput, "metric 'tok_per_s' not found", RcaEffect::kNone},
       {"spawn error",
        In("build", Kind(ExitKind::kSpawnError, "cannot create /tmp/x/out: No space left"), ""),
-       RcaClass::kInfrastructure, "No space left", RcaEffect::kNone},
+       RcaClass::kInfrastructure, "No space left", RcaEffect::kRequeue},
       {"unknown exit", In("bench", Failed(3), "warming up\nbye\n"), RcaClass::kUnknown,
        "exit code 3", RcaEffect::kNone},
   };
@@ -206,6 +206,30 @@ TEST(RcaTest, CompilerDiagnosticsOutsideTheBuildStep) {
   EXPECT_EQ(Classify(In("bench", Failed(1), "error: device busy\n")).cls, RcaClass::kUnknown);
 }
 
+// A run the executor lost (a cluster job cancelled, preempted, over its time limit) is
+// infrastructure whatever its exit kind, and says so with the executor's own line.
+TEST(RcaTest, ExecutorLossIsInfrastructure) {
+  for (ExitKind kind : {ExitKind::kTimedOut, ExitKind::kSignaled, ExitKind::kFailed}) {
+    RcaInput in;
+    in.step = "bench";
+    in.result.kind = kind;
+    in.result.signal = 15;
+    in.result.infrastructure = true;
+    in.result.executor = "slurm";
+    in.result.detail = "Slurm job 4 exceeded its Slurm time limit";
+    in.output_tail = "Segmentation fault\n";  // the executor's verdict outranks the output
+    Diagnosis d = Classify(in);
+    EXPECT_EQ(d.cls, RcaClass::kInfrastructure) << ExitKindName(kind);
+    EXPECT_EQ(d.effect, RcaEffect::kRequeue);
+    EXPECT_EQ(d.evidence.rfind("Slurm job 4 exceeded", 0), 0u) << d.evidence;
+    EXPECT_NE(d.suggestion.find("(slurm)"), std::string::npos) << d.suggestion;
+  }
+  RcaInput same;
+  same.step = "bench";
+  same.result.kind = ExitKind::kTimedOut;
+  EXPECT_EQ(Classify(same).cls, RcaClass::kTimeout) << "without the flag: the command's timeout";
+}
+
 TEST(RcaTest, NamesRoundTrip) {
   for (RcaClass c : {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kRuntimeCrash,
                      RcaClass::kOutOfMemory, RcaClass::kResourceLimit, RcaClass::kTimeout,
@@ -214,7 +238,8 @@ TEST(RcaTest, NamesRoundTrip) {
     EXPECT_EQ(ParseRcaClass(RcaClassName(c)), c);
   }
   for (RcaEffect e : {RcaEffect::kRetryOnce, RcaEffect::kPruneDirection,
-                      RcaEffect::kBlockDependency, RcaEffect::kRerun, RcaEffect::kNone}) {
+                      RcaEffect::kBlockDependency, RcaEffect::kRerun, RcaEffect::kRequeue,
+                      RcaEffect::kNone}) {
     EXPECT_EQ(ParseRcaEffect(RcaEffectName(e)), e);
   }
   EXPECT_EQ(RcaClassName(RcaClass::kOutOfMemory), "out_of_memory");

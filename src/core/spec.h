@@ -184,12 +184,31 @@ struct ProfileSpec {
   std::vector<ProfileGroup> groups;
 };
 
+// Where the target's commands run ([executor] in the campaign file; docs/slurm.md). Local: on
+// this machine, under exec/'s runner. Slurm: each command is a Slurm job started by `srun` from
+// this machine (the runner's timeout and output caps still apply to srun).
+struct ExecutorSpec {
+  enum class Kind { kLocal, kSlurm };
+  Kind kind = Kind::kLocal;
+  std::string partition;               // --partition ("": the cluster's default)
+  std::string account;                 // --account
+  std::optional<double> time_limit_s;  // --time; unset: the step's timeout plus a minute
+  std::string gres;                    // --gres, e.g. "gpu:1"
+  std::string constraint;              // --constraint, e.g. "a100"
+  std::vector<std::string> extra;      // further srun options, passed last
+  bool exclusive_bench = true;         // benchmark jobs get --exclusive
+  // The folder every compute node sees at the same path; the campaign's workspace (its
+  // worktrees and run folders under .arbor/) must lie under it.
+  std::string shared_dir;
+};
+
 struct CampaignSpec {
   std::string file;  // absolute path of the campaign file
   std::string name;
   std::string workspace;  // absolute path of the git repository
   unsigned long long seed = 1;
   TargetSpec target;
+  ExecutorSpec executor;
   MetricSpec metric;
   AccuracySpec accuracy;
   SearchSpec search;

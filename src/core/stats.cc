@@ -34,6 +34,9 @@ void CategoryStats::Observe(const Node& node) {
       node.outcome != Outcome::kCrashed) {
     return;
   }
+  // A run lost by the executor (infrastructure) says nothing about the action: neither a try
+  // nor a crash of its category.
+  if (node.outcome == Outcome::kCrashed && node.critic.rca == "infrastructure") return;
   CategoryCounts& c = by_category_[node.category];
   ++c.tries;
   ++total_tries_;

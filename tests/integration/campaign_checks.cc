@@ -53,6 +53,8 @@ bool HasLine(const std::string& text, const std::string& a, const std::string& b
   return false;
 }
 
+}  // namespace
+
 // One line per node, for failure messages.
 std::string DescribeTree(const std::vector<TreeNode>& nodes) {
   std::string out;
@@ -62,8 +64,6 @@ std::string DescribeTree(const std::vector<TreeNode>& nodes) {
   }
   return out;
 }
-
-}  // namespace
 
 bool HasEvent(const TempWorkspace& ws, int64_t id, const std::string& kind,
               const std::string& text) {

@@ -43,6 +43,8 @@ const TreeNode* FindKey(const std::vector<TreeNode>& nodes, const std::string& k
 // Ids of the ancestors of `id`, nearest first (root last).
 std::vector<int64_t> Ancestors(const std::vector<TreeNode>& nodes, int64_t id);
 bool IsFinished(const std::string& outcome);
+// One line per node, for failure messages.
+std::string DescribeTree(const std::vector<TreeNode>& nodes);
 // Whether `arbor show ID --json` lists an event of `kind` whose message contains `text`.
 bool HasEvent(const TempWorkspace& ws, int64_t id, const std::string& kind,
               const std::string& text);

@@ -1,0 +1,68 @@
+// The Slurm executor's pieces (docs/slurm.md): how one target command becomes an `srun` job,
+// what srun's own messages say about a job Slurm ended (cancelled, preempted, lost with its
+// node, over its time limit), and cancelling a campaign's jobs.
+//
+// A command runs as `srun ... /bin/sh -c WRAPPER` under exec/'s runner, on this machine:
+// srun blocks until the job ends, streams its output to the runner's capped log files and
+// exits with the command's status, so timeouts, output caps and logs work as for a local run.
+// The wrapper, on the compute node, records $SLURM_JOB_ID in the run's folder, applies the
+// memory and CPU limits there (ulimit), then execs the command.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/ports.h"
+#include "core/spec.h"
+
+namespace arbor {
+
+// What one srun job is asked to be.
+struct SlurmRequest {
+  std::string job_name;  // SlurmJobName(): one name for all of a campaign's jobs
+  std::string comment;   // "n12/bench-3": which node and run
+  std::string cwd;       // the worktree (on shared_dir)
+  std::string job_id_file;
+  std::string command;
+  double timeout_s = 600;  // the step's timeout: --time when [executor] time_limit is unset
+  bool bench = false;      // benchmark jobs get --exclusive unless exclusive_bench = false
+  std::optional<double> memory_limit_mb;
+  std::optional<double> cpu_limit_s;
+};
+
+// "arbor-<campaign>-<8 hex of the state folder>": unique per campaign state, so `scancel
+// --name` reaches exactly this campaign's jobs.
+std::string SlurmJobName(const std::string& campaign, const std::string& state_dir);
+
+// Slurm's --time value for a limit in seconds, rounded up to whole minutes ("H:MM:00").
+std::string SlurmTime(double seconds);
+
+// The shell command the runner starts: "exec srun --job-name=... /bin/sh -c '...'".
+std::string SrunCommand(const ExecutorSpec& executor, const SlurmRequest& request);
+
+// What srun's stderr says about how Slurm ended the job.
+struct SlurmVerdict {
+  enum class Kind { kNone, kCancelled, kTimeLimit, kPreempted, kNodeFailure, kRefused };
+  Kind kind = Kind::kNone;
+  std::string job;   // the job id named in the message, if any
+  std::string line;  // the message itself (trimmed)
+};
+SlurmVerdict ReadSlurmVerdict(const std::string& stderr_text);
+
+// Turns a finished run's StepResult into what Slurm made of it: a job Slurm ended becomes an
+// infrastructure failure (kTimedOut for its time limit, kSpawnError when Slurm refused it,
+// else kSignaled) with a one-line detail naming Slurm and the job. Sets r->job and r->executor.
+void ApplySlurmVerdict(const SlurmVerdict& verdict, const std::string& job_id, StepResult* r);
+
+// Cancels every queued or running job named `job_name` of this user (scancel --name). `env` is
+// the environment for squeue/scancel (PATH, SLURM_CONF). Returns how many were listed first,
+// or -1 when Slurm could not be asked.
+int CancelSlurmJobs(const std::string& job_name, const std::map<std::string, std::string>& env);
+
+// Cancels one job by id; whether scancel succeeded.
+bool CancelSlurmJob(const std::string& job_id, const std::map<std::string, std::string>& env);
+
+// Arbor's own variables a Slurm client needs: SLURM_CONF (when set) and PATH.
+std::map<std::string, std::string> SlurmClientEnv();
+
+}  // namespace arbor

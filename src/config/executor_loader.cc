@@ -1,0 +1,90 @@
+#include "config/executor_loader.h"
+
+#include "config/values.h"
+#include "util/strings.h"
+
+namespace arbor::config_internal {
+
+namespace {
+
+// Slurm options whose values Arbor sets itself: an `extra` one would silently change how a job
+// is found, where it runs or what it inherits.
+constexpr const char* kOwnOptions[] = {"--job-name", "-J",       "--chdir",
+                                       "-D",         "--export", "--comment"};
+
+bool IsOwnOption(const std::string& option) {
+  for (const char* own : kOwnOptions) {
+    std::string_view o(own);
+    if (option == o || (StartsWith(option, o) && option.size() > o.size() &&
+                        (option[o.size()] == '=' || o.size() == 2))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSpec* spec) {
+  const toml::table* table = nullptr;
+  ARBOR_TRY(root.GetTable("executor", &table));
+  if (table == nullptr) return {};
+  Section s(root.file(), *table, "executor", "in [executor]");
+  ARBOR_TRY(s.CheckKeys({"kind", "partition", "account", "time_limit", "gres", "constraint",
+                         "extra", "exclusive_bench", "shared_dir"}));
+  ExecutorSpec& e = spec->executor;
+  std::string kind = "local";
+  ARBOR_TRY(s.ReadString("kind", &kind));
+  if (kind != "local" && kind != "slurm") {
+    return s.Invalid(*s.Get("kind"), "executor.kind", "; expected \"local\" or \"slurm\"");
+  }
+  e.kind = kind == "slurm" ? ExecutorSpec::Kind::kSlurm : ExecutorSpec::Kind::kLocal;
+  if (e.kind == ExecutorSpec::Kind::kLocal) {
+    for (const char* key : {"partition", "account", "time_limit", "gres", "constraint", "extra",
+                            "exclusive_bench", "shared_dir"}) {
+      if (s.Get(key) != nullptr) {
+        return s.AtKey(key, "executor." + std::string(key) +
+                                " applies to Slurm jobs only; expected kind = \"slurm\" with it");
+      }
+    }
+    return {};
+  }
+  ARBOR_TRY(s.ReadNonEmptyString("partition", &e.partition));
+  ARBOR_TRY(s.ReadNonEmptyString("account", &e.account));
+  ARBOR_TRY(s.ReadNonEmptyString("gres", &e.gres));
+  ARBOR_TRY(s.ReadNonEmptyString("constraint", &e.constraint));
+  ARBOR_TRY(s.ReadDuration("time_limit", Section::Zero::kRejected, &e.time_limit_s));
+  ARBOR_TRY(s.ReadBool("exclusive_bench", &e.exclusive_bench));
+  ARBOR_TRY(s.ReadStringArray("extra", &e.extra));
+  if (const toml::node* extra = s.Get("extra")) {
+    const toml::array& items = *extra->as_array();
+    for (size_t i = 0; i < e.extra.size(); ++i) {
+      std::string path = "executor.extra[" + std::to_string(i) + "]";
+      if (!StartsWith(e.extra[i], "-") || e.extra[i].find_first_of(" \t\n") != std::string::npos) {
+        return s.Invalid(*items.get(i), path,
+                         "; expected one srun option per item, like \"--qos=high\"");
+      }
+      if (IsOwnOption(e.extra[i])) {
+        return s.Invalid(*items.get(i), path,
+                         ": Arbor sets this option itself (it names, places and finds the job)");
+      }
+    }
+  }
+  ARBOR_TRY(s.Require("shared_dir",
+                      "the folder every compute node sees at the same path, holding the "
+                      "campaign's workspace"));
+  std::string shared;
+  ARBOR_TRY(s.ReadNonEmptyString("shared_dir", &shared));
+  e.shared_dir = ResolvePath(base_dir, shared);
+  const std::string& ws = spec->workspace;
+  bool under = ws == e.shared_dir || e.shared_dir == "/" || StartsWith(ws, e.shared_dir + "/");
+  if (!under) {
+    return s.Invalid(*s.Get("shared_dir"), "executor.shared_dir",
+                     ": the workspace " + ws +
+                         " (its worktrees and run folders) is not under it; compute nodes must "
+                         "see them at the same path");
+  }
+  return {};
+}
+
+}  // namespace arbor::config_internal

@@ -1,0 +1,68 @@
+#include "core/job_log.h"
+
+namespace arbor {
+namespace {
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[(c >> 4) & 0xf];
+      out += kHex[c & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void JobRecordingTarget::Note(const RunContext& ctx, const StepResult& r) const {
+  if (!r.job.empty() && on_run_) on_run_(ctx, r);
+}
+
+StepResult JobRecordingTarget::Build(const RunContext& ctx) {
+  StepResult r = inner_->Build(ctx);
+  Note(ctx, r);
+  return r;
+}
+
+Measurement JobRecordingTarget::Check(const RunContext& ctx) {
+  Measurement m = inner_->Check(ctx);
+  Note(ctx, m.step);
+  return m;
+}
+
+Measurement JobRecordingTarget::Bench(const RunContext& ctx) {
+  Measurement m = inner_->Bench(ctx);
+  Note(ctx, m.step);
+  return m;
+}
+
+ProfileResult JobRecordingTarget::Profile(const RunContext& ctx) {
+  ProfileResult p = inner_->Profile(ctx);
+  Note(ctx, p.step);
+  return p;
+}
+
+Event JobEvent(NodeId node, const std::string& label, const StepResult& r) {
+  Event e;
+  e.node = node;
+  e.kind = "job";
+  std::string exit(ExitKindName(r.kind));
+  std::string executor = r.executor.empty() ? "executor" : r.executor;
+  e.message = label + " ran as " + executor + " job " + r.job + " (" + exit +
+              (r.infrastructure ? ", lost by the infrastructure" : "") + ")";
+  e.data = "{\"label\":" + JsonString(label) + ",\"executor\":" + JsonString(executor) +
+           ",\"job\":" + JsonString(r.job) + ",\"exit\":" + JsonString(exit) +
+           ",\"infrastructure\":" + (r.infrastructure ? "true" : "false") + "}";
+  return e;
+}
+
+}  // namespace arbor
