@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -144,7 +145,10 @@ class MetricReader {
                    ? src.text
                    : (src.kind == MetricSource::Kind::kJson ? "json:" : "regex:") + src.expr) {}
 
-  Error Fail(const std::string& msg) const { return MakeError("metric " + label_ + ": " + msg); }
+  // Messages quote the output's strings and keys, which may hold newlines: escaped here.
+  Error Fail(const std::string& msg) const {
+    return MakeError(EscapeControlChars("metric " + label_ + ": " + msg));
+  }
 
   Result<double> Finite(double v, const std::string& what) const {
     if (!std::isfinite(v)) return Fail(what + " is not finite (" + FormatDouble(v) + ")");
@@ -271,7 +275,9 @@ Result<double> ExtractRegex(const MetricSource& src, std::string_view output) {
 
 // ---- Profiles ---------------------------------------------------------------------------
 
-Error ProfileError(const std::string& msg) { return MakeError("profile: " + msg); }
+Error ProfileError(const std::string& msg) {
+  return MakeError(EscapeControlChars("profile: " + msg));
+}
 
 // "1.7" for numbers (the value speaks for itself), else Describe().
 std::string Shown(const Json& j) {

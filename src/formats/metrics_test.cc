@@ -133,6 +133,13 @@ TEST(ExtractMetricTest, RegexSurvivesHugeOutput) {
             "skipped)");
 }
 
+TEST(ExtractMetricTest, QuotedNewlinesStayOnOneLine) {
+  Result<double> r = ExtractMetric(Json("x"), R"({"x": "fast\nslow"})", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "metric json:x: value at 'x' is a string \"fast\\nslow\", not a number");
+}
+
 TEST(ExtractMetricTest, RegexConsidersOnlyTheLastMebibyte) {
   std::string out = "tok/s: 5\n" + std::string(2 << 20, 'x') + "\n";
   Result<double> r = ExtractMetric(Regex("tok/s: ([0-9]+)"), out, "");

@@ -7,6 +7,7 @@
 
 #include "config/proposal_loader.h"
 #include "config/values.h"
+#include "util/escape.h"
 
 namespace arbor {
 
@@ -165,7 +166,9 @@ Status ReadEnv(const json& object, EnvOverlay* out) {
   if (!it->is_object()) return MakeError(why);
   for (const auto& [name, value] : it->items()) {
     if (!IsValidEnvName(name)) {
-      return MakeError("report: env name '" + name + "' is not a variable name");
+      // The name is the model's and may hold a newline; the message stays one line.
+      return MakeError("report: env name '" + EscapeControlChars(name) +
+                       "' is not a variable name");
     }
     if (!value.is_string()) return MakeError(why);
     (*out)[name] = value.get<std::string>();

@@ -45,6 +45,13 @@ TEST_F(AgentReportTest, NumberTooLargeForADoubleIsAnError) {
   EXPECT_EQ(s.error().message, "proposals is not JSON: number overflow parsing '1e400'");
 }
 
+TEST_F(AgentReportTest, EnvNameWithANewlineStaysOneLine) {
+  // Found by tests/fuzz/llm_answer_fuzz: the model's env name was quoted raw.
+  Result<AgentReport> r = Parse(R"({"env": {"A\nB": "1"}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "report: env name 'A\\nB' is not a variable name");
+}
+
 TEST_F(AgentReportTest, ReadsEveryKey) {
   Result<AgentReport> r = Parse(R"({
     "summary": "tiled the GEMM", "confidence": 0.7,
