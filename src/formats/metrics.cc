@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/escape.h"
+#include "util/metric_regex.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -226,8 +227,10 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
 
 Result<double> ExtractRegex(const MetricSource& src, std::string_view output) {
   MetricReader r(src);
+  Result<std::regex> compiled = CompileMetricRegex(src.expr);
+  if (!compiled.ok()) return r.Fail("regex error: " + compiled.error().message);
+  const std::regex& re = *compiled;
   try {
-    std::regex re(src.expr, std::regex::ECMAScript);
     std::string_view window = output;
     if (window.size() > kRegexWindowBytes) {
       window = window.substr(window.size() - kRegexWindowBytes);
