@@ -56,7 +56,8 @@ TEST_F(ProposalLoaderTest, AcceptsAnAgentActionOfAConfiguredDomain) {
 
 TEST_F(ProposalLoaderTest, QuotedNewlinesStayEscaped) {
   // Found by tests/fuzz/campaign_fuzz: an id or domain from a model may hold a newline.
-  std::string why = Why("id = \"a\"\nlayer = \"x\"\napply = { agent = \"g\\npu\", goal = \"g\" }\n");
+  std::string why =
+      Why("id = \"a\"\nlayer = \"x\"\napply = { agent = \"g\\npu\", goal = \"g\" }\n");
   EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   EXPECT_NE(why.find("g\\npu"), std::string::npos) << why;
 }
