@@ -16,6 +16,7 @@
 #include "config/profile_loader.h"
 #include "config/toml_reader.h"
 #include "config/values.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -236,10 +237,9 @@ Error SyntaxError(const std::string& file, const toml::parse_error& e) {
   return ErrorAt(file, e.source(), "TOML syntax error: " + description);
 }
 
-}  // namespace
-
-Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& path_for_messages,
-                                   const std::string& base_dir) {
+// ParseCampaign before the control characters of quoted input are escaped in its error.
+Result<CampaignSpec> ParseCampaignText(std::string_view text, const std::string& path_for_messages,
+                                       const std::string& base_dir) {
   toml::table document;
 #if TOML_EXCEPTIONS
   try {
@@ -273,6 +273,17 @@ Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& pat
   ARBOR_TRY(config_internal::ReadAgents(root, base_abs, &spec));
   ARBOR_TRY(config_internal::ReadActions(root, base_abs, &spec.actions));
   ARBOR_TRY(config_internal::ReadProfile(root, &spec.profile));
+  return spec;
+}
+
+}  // namespace
+
+Result<CampaignSpec> ParseCampaign(std::string_view text, const std::string& path_for_messages,
+                                   const std::string& base_dir) {
+  // Messages quote keys and values, and TOML strings may hold newlines ("a\nb"): escaped here,
+  // once, so every error stays one line whichever reader produced it.
+  Result<CampaignSpec> spec = ParseCampaignText(text, path_for_messages, base_dir);
+  if (!spec.ok()) return MakeError(EscapeControlChars(spec.error().message), spec.error().code);
   return spec;
 }
 

@@ -96,6 +96,11 @@ const Row kRows[] = {
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"xml:a\"\n",
      "c.toml:6:10: invalid metric.source \"xml:a\": unknown prefix 'xml'; expected "
      "\"json:PATH\" or \"regex:PATTERN\""},
+    // Found by tests/fuzz/campaign_fuzz: a TOML string holding a newline made a two-line error.
+    {"newline_in_source",
+     "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"json\\n:a.b\"\n",
+     "c.toml:6:10: invalid metric.source \"json\\n:a.b\": unknown prefix 'json\\n'; expected "
+     "\"json:PATH\" or \"regex:PATTERN\""},
     {"regex_without_group",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"regex:[0-9]+\"\n",
      "c.toml:6:10: invalid metric.source \"regex:[0-9]+\": the pattern has no capture group; "

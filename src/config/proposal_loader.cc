@@ -8,6 +8,7 @@
 
 #include "config/action_loader.h"
 #include "config/toml_reader.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -52,11 +53,9 @@ Error SyntaxError(const std::string& source_name, std::string_view description) 
   return MakeError(source_name + ": not a TOML action: " + text);
 }
 
-}  // namespace
-
-Result<ActionSpec> ParseProposedAction(std::string_view toml_text, const std::string& source_name,
-                                       const CampaignSpec& spec,
-                                       const std::set<std::string>& known_ids) {
+// ParseProposedAction before the control characters of quoted input are escaped in its error.
+Result<ActionSpec> ParseProposal(std::string_view toml_text, const std::string& source_name,
+                                 const CampaignSpec& spec, const std::set<std::string>& known_ids) {
   toml::table document;
 #if TOML_EXCEPTIONS
   try {
@@ -101,6 +100,17 @@ Result<ActionSpec> ParseProposedAction(std::string_view toml_text, const std::st
                      "' has no [specialists." + action.apply.agent +
                      "]; expected a configured domain");
   }
+  return action;
+}
+
+}  // namespace
+
+Result<ActionSpec> ParseProposedAction(std::string_view toml_text, const std::string& source_name,
+                                       const CampaignSpec& spec,
+                                       const std::set<std::string>& known_ids) {
+  // A proposal's id or domain comes from a model and may hold a newline: escaped here, once.
+  Result<ActionSpec> action = ParseProposal(toml_text, source_name, spec, known_ids);
+  if (!action.ok()) return MakeError(EscapeControlChars(action.error().message));
   return action;
 }
 

@@ -54,6 +54,14 @@ TEST_F(ProposalLoaderTest, AcceptsAnAgentActionOfAConfiguredDomain) {
   EXPECT_EQ(r->apply.kind, ApplySpec::Kind::kAgent);
 }
 
+TEST_F(ProposalLoaderTest, QuotedNewlinesStayEscaped) {
+  // Found by tests/fuzz/campaign_fuzz: an id or domain from a model may hold a newline.
+  std::string why =
+      Why("id = \"a\"\nlayer = \"x\"\napply = { agent = \"g\\npu\", goal = \"g\" }\n");
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_NE(why.find("g\\npu"), std::string::npos) << why;
+}
+
 TEST_F(ProposalLoaderTest, RejectsWithOneLineWithoutPositions) {
   EXPECT_EQ(Why("layer = \"x\"\napply = { env = { A = \"1\" } }\n"),
             "proposal 1: missing required key 'id' in [[action]]; expected a unique id like "

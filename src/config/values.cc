@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "util/metric_regex.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -34,17 +35,16 @@ Result<MetricSource> ParseRegexSource(std::string_view text, std::string_view ex
   if (expr.empty()) {
     return MakeError("empty pattern; expected a regex like \"regex:tok/s: ([0-9.]+)\"");
   }
-  try {
-    std::regex re{std::string(expr)};
-    if (re.mark_count() < 1) {
-      return MakeError(
-          "the pattern has no capture group; expected the number inside ( ), as in "
-          "\"regex:tok/s: ([0-9.]+)\"");
-    }
-  } catch (const std::regex_error& e) {
-    // The runner compiles the same pattern later; failing here names the file line instead.
-    return MakeError("the pattern does not compile (" + std::string(e.what()) +
+  // The runner compiles the same pattern later; failing here names the file line instead.
+  Result<std::regex> re = CompileMetricRegex(std::string(expr));
+  if (!re.ok()) {
+    return MakeError("the pattern does not compile (" + re.error().message +
                      "); expected an ECMAScript regular expression");
+  }
+  if (re->mark_count() < 1) {
+    return MakeError(
+        "the pattern has no capture group; expected the number inside ( ), as in "
+        "\"regex:tok/s: ([0-9.]+)\"");
   }
   return MetricSource{MetricSource::Kind::kRegex, std::string(expr), std::string(text)};
 }

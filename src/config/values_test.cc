@@ -26,6 +26,8 @@ TEST(MetricSourceTest, RejectsWhatCannotBeRead) {
   EXPECT_FALSE(ParseMetricSource("regex:").ok());
   EXPECT_FALSE(ParseMetricSource("regex:(?:x)").ok());  // a group, but not a capturing one
   EXPECT_FALSE(ParseMetricSource("regex:(x").ok());
+  // Back-references need the backtracking matcher (util/metric_regex.h): refused at load time.
+  EXPECT_FALSE(ParseMetricSource("regex:(a)\\1").ok());
 }
 
 TEST(SizeTest, BinaryMultiplesInMegabytes) {

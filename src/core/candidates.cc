@@ -6,7 +6,7 @@
 #include "util/strings.h"
 
 namespace arbor {
-Catalog::Catalog(const std::vector<ActionSpec>& actions) : actions_(&actions) {
+Catalog::Catalog(const std::vector<ActionSpec>& actions) {
   for (const ActionSpec& a : actions) {
     const size_t begin = all_.size();
     if (a.values.empty()) {

@@ -77,7 +77,6 @@ class Catalog {
   void ComputeVerdicts() const;
 
   std::vector<Candidate> all_;
-  const std::vector<ActionSpec>* actions_;
   std::vector<ActionRange> ranges_;
   std::unordered_map<std::string, const ActionSpec*> by_id_;
   std::unordered_map<std::string, std::vector<size_t>> by_key_;

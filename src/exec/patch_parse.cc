@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/patch_policy.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -15,8 +16,9 @@ namespace {
 
 constexpr std::string_view kDevNull = "/dev/null";
 
+// `why` may quote unquoted names (git's "\012" is a newline): escaped to stay one line.
 Error Malformed(size_t line, const std::string& why) {
-  return MakeError("line " + std::to_string(line) + ": " + why);
+  return MakeError(EscapeControlChars("line " + std::to_string(line) + ": " + why));
 }
 
 // Undoes git's C-style quoting of `s`, which starts with '"'; sets *end after the closing '"'.

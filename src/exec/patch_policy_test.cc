@@ -89,6 +89,11 @@ TEST(ParsePatchTest, MalformedInputNamesTheLine) {
             "line 1: the file is named both \"y\" and \"x\"");
   EXPECT_EQ(error("--- a/x\n+++ b/x\n@@ -1 +1 zz\n"), "line 3: bad hunk header");
   EXPECT_EQ(error("diff --git a/x b/x\nold mode 10x644\n"), "line 2: bad file mode");
+  // Found by tests/fuzz/patch_fuzz: a quoted name's "\012" is a newline; the message quotes
+  // the unquoted name, escaped so it stays one line.
+  EXPECT_EQ(error("diff --git \"a/x\" \"b/\\012y\"\nnew file mode 100644\n--- /dev/null\n"
+                  "+++ \"b/x\"\n@@ -0,0 +1 @@\n+x\n"),
+            "line 1: the file is named both \"x\" and \"\\ny\"");
 }
 
 TEST(CheckPatchTest, NamesTheRuleAndThePath) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "util/escape.h"
+#include "util/metric_regex.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -144,7 +146,10 @@ class MetricReader {
                    ? src.text
                    : (src.kind == MetricSource::Kind::kJson ? "json:" : "regex:") + src.expr) {}
 
-  Error Fail(const std::string& msg) const { return MakeError("metric " + label_ + ": " + msg); }
+  // Messages quote the output's strings and keys, which may hold newlines: escaped here.
+  Error Fail(const std::string& msg) const {
+    return MakeError(EscapeControlChars("metric " + label_ + ": " + msg));
+  }
 
   Result<double> Finite(double v, const std::string& what) const {
     if (!std::isfinite(v)) return Fail(what + " is not finite (" + FormatDouble(v) + ")");
@@ -222,8 +227,10 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
 
 Result<double> ExtractRegex(const MetricSource& src, std::string_view output) {
   MetricReader r(src);
+  Result<std::regex> compiled = CompileMetricRegex(src.expr);
+  if (!compiled.ok()) return r.Fail("regex error: " + compiled.error().message);
+  const std::regex& re = *compiled;
   try {
-    std::regex re(src.expr, std::regex::ECMAScript);
     std::string_view window = output;
     if (window.size() > kRegexWindowBytes) {
       window = window.substr(window.size() - kRegexWindowBytes);
@@ -271,7 +278,9 @@ Result<double> ExtractRegex(const MetricSource& src, std::string_view output) {
 
 // ---- Profiles ---------------------------------------------------------------------------
 
-Error ProfileError(const std::string& msg) { return MakeError("profile: " + msg); }
+Error ProfileError(const std::string& msg) {
+  return MakeError(EscapeControlChars("profile: " + msg));
+}
 
 // "1.7" for numbers (the value speaks for itself), else Describe().
 std::string Shown(const Json& j) {

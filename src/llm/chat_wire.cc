@@ -70,6 +70,10 @@ DecodedAnswer DecodeChatAnswer(std::string_view body) {
   } catch (const json::parse_error& e) {
     answer.error = Malformed("response is not JSON at byte " + std::to_string(e.byte));
     return answer;
+  } catch (const json::exception&) {
+    // A number too large for a double ("1e400") is out_of_range.406, not a parse_error.
+    answer.error = Malformed("response is not JSON: a number is out of range");
+    return answer;
   }
   answer.usage = UsageOf(doc);
   const json* content = ContentOf(doc);

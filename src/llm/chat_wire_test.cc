@@ -27,6 +27,16 @@ TEST(ChatWireTest, ContentThatIsNotAStringIsMalformed) {
   EXPECT_EQ(DecodeChatAnswer("[1]").error.kind, ChatError::Kind::kMalformed);
 }
 
+TEST(ChatWireTest, NumberTooLargeForADoubleIsMalformed) {
+  // Found by tests/fuzz/chat_wire_fuzz: nlohmann throws out_of_range (not parse_error) for
+  // 1e400, which escaped DecodeChatAnswer and terminated Arbor.
+  DecodedAnswer a = DecodeChatAnswer(
+      R"({"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1e400}})");
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error.kind, ChatError::Kind::kMalformed);
+  EXPECT_EQ(a.error.message, "response is not JSON: a number is out of range");
+}
+
 TEST(ChatWireTest, ServerMessagesFromOpenAiAndOllamaShapes) {
   EXPECT_EQ(ServerErrorMessage(R"({"error":{"message":"bad\nkey"}})"), "bad key");
   EXPECT_EQ(ServerErrorMessage(R"({"error":"model not found"})"), "model not found");

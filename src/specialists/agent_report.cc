@@ -7,6 +7,7 @@
 
 #include "config/proposal_loader.h"
 #include "config/values.h"
+#include "util/escape.h"
 
 namespace arbor {
 
@@ -118,18 +119,22 @@ Result<std::string> ToToml(const json& action) {
 }
 
 // "parse error at line 1, column 5: syntax error ..." without nlohmann's "[json.exception...]".
-std::string JsonError(const json::parse_error& e) {
+std::string JsonError(const json::exception& e) {
   std::string what = e.what();
   if (size_t close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != what.npos) {
     what = what.substr(close + 2);
   }
-  return what + " (byte " + std::to_string(e.byte) + ")";
+  return what;
 }
 
 Result<json> ParseJson(std::string_view text, const std::string& what) {
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
+    return MakeError(what + " is not JSON: " + JsonError(e) + " (byte " + std::to_string(e.byte) +
+                     ")");
+  } catch (const json::exception& e) {
+    // A number too large for a double ("1e400") is out_of_range.406, not a parse_error.
     return MakeError(what + " is not JSON: " + JsonError(e));
   }
 }
@@ -161,7 +166,9 @@ Status ReadEnv(const json& object, EnvOverlay* out) {
   if (!it->is_object()) return MakeError(why);
   for (const auto& [name, value] : it->items()) {
     if (!IsValidEnvName(name)) {
-      return MakeError("report: env name '" + name + "' is not a variable name");
+      // The name is the model's and may hold a newline; the message stays one line.
+      return MakeError("report: env name '" + EscapeControlChars(name) +
+                       "' is not a variable name");
     }
     if (!value.is_string()) return MakeError(why);
     (*out)[name] = value.get<std::string>();

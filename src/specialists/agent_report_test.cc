@@ -32,6 +32,26 @@ class AgentReportTest : public ::testing::Test {
   CampaignSpec spec_;
 };
 
+TEST_F(AgentReportTest, NumberTooLargeForADoubleIsAnError) {
+  // Found by tests/fuzz/llm_answer_fuzz: nlohmann throws out_of_range (not parse_error) for
+  // 1e400, which escaped and terminated Arbor on a model's answer.
+  Result<AgentReport> r = Parse(R"({"confidence": 1e400})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "report is not JSON: number overflow parsing '1e400'");
+  std::vector<ActionSpec> accepted;
+  std::vector<std::string> rejected;
+  Status s = ParseProposals("[1e400]", spec_, {}, "model", 4, &accepted, &rejected);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "proposals is not JSON: number overflow parsing '1e400'");
+}
+
+TEST_F(AgentReportTest, EnvNameWithANewlineStaysOneLine) {
+  // Found by tests/fuzz/llm_answer_fuzz: the model's env name was quoted raw.
+  Result<AgentReport> r = Parse(R"({"env": {"A\nB": "1"}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "report: env name 'A\\nB' is not a variable name");
+}
+
 TEST_F(AgentReportTest, ReadsEveryKey) {
   Result<AgentReport> r = Parse(R"({
     "summary": "tiled the GEMM", "confidence": 0.7,
