@@ -3,7 +3,13 @@
 # tests start (the tests themselves, `arbor`, arbor_fake_openai, arbor_landscape_target, also
 # when `arbor` runs them with a scrubbed environment) writes its reports to the same folder and
 # exits with status 86. Call once, at the end of the top-level CMakeLists.txt.
-option(ARBOR_SANITIZER_DEFAULTS "Link the sanitizer runtime defaults into every executable" OFF)
+option(ARBOR_SANITIZE "Sanitizer build: runtime defaults linked into every executable" OFF)
+if(ARBOR_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # g++ 12 with -fsanitize at -O1 reports false -Wmaybe-uninitialized positives inside
+  # libstdc++'s <regex> (std::function moved in _NFA::_M_insert_*). The plain build, where the
+  # warning is an error, still checks Arbor's own code.
+  add_compile_options(-Wno-maybe-uninitialized)
+endif()
 
 # Every target of `dir` and of its subdirectories.
 function(arbor_all_targets dir out)
@@ -17,7 +23,7 @@ function(arbor_all_targets dir out)
 endfunction()
 
 function(arbor_link_sanitizer_defaults)
-  if(NOT ARBOR_SANITIZER_DEFAULTS)
+  if(NOT ARBOR_SANITIZE)
     return()
   endif()
   set(log_dir ${PROJECT_BINARY_DIR}/sanitizer-reports)
