@@ -4,7 +4,8 @@
 // child such as arbor_landscape_target started by `arbor` would otherwise run with the
 // runtime's defaults and its report would end in a campaign log nobody reads.
 //
-// Every report goes to ARBOR_SANITIZER_LOG_DIR/report.<pid> (the file exists only when
+// Every report goes to ARBOR_SANITIZER_LOG_DIR/report.<pid> (ubsan-report.<pid> for UBSan; the
+// file exists only when
 // something was reported; scripts/sanitize fails when any does) and the process exits with
 // status 86 straight away, so the test that ran it fails too when it checks the exit status.
 // Suppressions (third-party code only, each justified) are in tests/sanitizers/*.supp.
@@ -21,6 +22,8 @@
 #define ARBOR_COMMON_SANITIZER_OPTIONS \
   "log_path=" ARBOR_SANITIZER_LOG_DIR "/report:exitcode=86:halt_on_error=1:abort_on_error=0"
 #define ARBOR_SUPPRESSIONS(file) ":suppressions=" ARBOR_SANITIZER_SUPP_DIR "/" file
+
+#include <dlfcn.h>
 
 extern "C" {
 
@@ -47,3 +50,19 @@ __attribute__((visibility("default"), used)) const char* __tsan_default_options(
 }
 
 }  // extern "C"
+
+namespace {
+
+// g++ links UBSan as its own runtime (libubsan.so) beside libasan, with its own copy of the
+// report file, and that copy ignores log_path: without this its reports would go to stderr
+// only, which a child run with captured or discarded output would hide. Not loaded (tsan): no-op.
+__attribute__((constructor)) void RouteUbsanReports() {
+  void* ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (ubsan == nullptr) return;
+  using SetReportPath = void (*)(const char*);
+  auto set = reinterpret_cast<SetReportPath>(dlsym(ubsan, "__sanitizer_set_report_path"));
+  if (set != nullptr) set(ARBOR_SANITIZER_LOG_DIR "/ubsan-report");
+  dlclose(ubsan);
+}
+
+}  // namespace
