@@ -25,18 +25,29 @@ std::string ParallelActions() {
          EnvAction("sys.wrong", "WRONG = \"1\"", 1.4);
 }
 
-void SetSeed(TempWorkspace& ws, uint64_t seed) {
+// Replaces the line starting with `key = ` in arbor.toml by `key = value`.
+bool SetLine(std::string* toml, const std::string& key, const std::string& value) {
+  size_t pos = toml->find("\n" + key + " = ");
+  if (pos == std::string::npos) return false;
+  size_t end = toml->find('\n', pos + 1);
+  toml->replace(pos, end - pos, "\n" + key + " = " + value);
+  return true;
+}
+
+void Configure(TempWorkspace& ws, uint64_t seed, int max_nodes) {
   std::string toml = integration::ReadFile(ws.repo() + "/arbor.toml");
-  const std::string from = "\nseed = 1\n";
-  size_t pos = toml.find(from);
-  if (pos == std::string::npos || seed == 1) return;
-  toml.replace(pos, from.size(), "\nseed = " + std::to_string(seed) + "\n");
+  std::string before = toml;
+  if (!SetLine(&toml, "seed", std::to_string(seed)) ||
+      (max_nodes > 0 && !SetLine(&toml, "max_nodes", std::to_string(max_nodes)))) {
+    std::fprintf(stderr, "arbor.toml has no seed or max_nodes line\n");
+  }
+  if (toml == before) return;
   ws.Write("arbor.toml", toml);
   ProcResult add = ws.Git({"add", "-A"});
   ProcResult commit =
-      ws.Git({"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "seed"});
+      ws.Git({"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "stress settings"});
   if (add.exit_code != 0 || commit.exit_code != 0) {
-    std::fprintf(stderr, "cannot commit the seed: %s\n", commit.Describe().c_str());
+    std::fprintf(stderr, "cannot commit arbor.toml: %s\n", commit.Describe().c_str());
   }
 }
 
@@ -52,7 +63,7 @@ std::string CampaignName(CampaignKind kind) {
   return kind == CampaignKind::kToy ? "toy" : "par";
 }
 
-std::unique_ptr<TempWorkspace> MakeCampaign(CampaignKind kind, uint64_t seed) {
+std::unique_ptr<TempWorkspace> MakeCampaign(CampaignKind kind, uint64_t seed, int max_nodes) {
   std::unique_ptr<TempWorkspace> ws;
   if (kind == CampaignKind::kToy) {
     ws = TempWorkspace::Toy();
@@ -61,7 +72,7 @@ std::unique_ptr<TempWorkspace> MakeCampaign(CampaignKind kind, uint64_t seed) {
     integration::WriteAgentCampaign(*ws, CampaignName(kind), 2, /*agent_sleep_s=*/0.3,
                                     ParallelActions());
   }
-  SetSeed(*ws, seed);
+  Configure(*ws, seed, max_nodes);
   return ws;
 }
 

@@ -23,8 +23,10 @@ const char* KindName(CampaignKind kind);
 // The campaign's name in its arbor.toml (its branch is arbor/<name>).
 std::string CampaignName(CampaignKind kind);
 
-// A fresh repository holding the campaign, committed, its `[campaign] seed` set to `seed`.
-std::unique_ptr<integration::TempWorkspace> MakeCampaign(CampaignKind kind, uint64_t seed);
+// A fresh repository holding the campaign, committed, its `[campaign] seed` set to `seed` and,
+// when `max_nodes` > 0, its `[search] max_nodes` to that (a shorter campaign).
+std::unique_ptr<integration::TempWorkspace> MakeCampaign(CampaignKind kind, uint64_t seed,
+                                                         int max_nodes);
 
 std::string StorePath(const integration::TempWorkspace& ws, CampaignKind kind);
 

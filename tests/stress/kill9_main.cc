@@ -1,6 +1,7 @@
 // arbor_stress_kill9: kill -9 Arbor at random moments of real campaigns, resume, check.
 //
-//   arbor_stress_kill9 --kills N [--seed S] [--parallel] [--per-campaign K] [--verbose]
+//   arbor_stress_kill9 --kills N [--seed S] [--parallel] [--per-campaign K] [--max-nodes M]
+//                      [--verbose]
 //
 // First one uninterrupted reference run per campaign kind (kill9_campaign.h) with the seed.
 // Then campaigns run, each killed with SIGKILL K times (then left to finish): either after a
@@ -42,6 +43,7 @@ struct Options {
   bool parallel = false;
   bool verbose = false;
   double max_delay_s = 2.0;  // external kills: uniform in [0.02, max_delay_s], grown if stuck
+  int max_nodes = 0;         // > 0: the campaigns' [search] max_nodes (shorter campaigns)
   int per_campaign = 0;      // kills per campaign before it may finish; 0: max(10, kills / 25)
 };
 
@@ -103,7 +105,7 @@ std::vector<std::string> CheckAll(const TempWorkspace& ws, CampaignKind kind,
 
 // The uninterrupted run: its tree is what every killed campaign must end with.
 std::string Reference(CampaignKind kind, const Options& opt, Stats* stats) {
-  auto ws = MakeCampaign(kind, opt.seed);
+  auto ws = MakeCampaign(kind, opt.seed, opt.max_nodes);
   auto start = Clock::now();
   ProcResult r = ws->Arbor({"run", "arbor.toml", "--quiet"}, {}, 900);
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
@@ -125,7 +127,7 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
               std::mt19937_64* rng, Stats* stats) {
   const int index = ++stats->campaigns;
   const int budget = std::min(opt.kills, stats->kills + opt.per_campaign);
-  auto ws = MakeCampaign(kind, opt.seed);
+  auto ws = MakeCampaign(kind, opt.seed, opt.max_nodes);
   const std::string db = StorePath(*ws, kind);
   StoreSnapshot prev;
   double cap = opt.max_delay_s;
@@ -227,7 +229,8 @@ void PrintSummary(const Stats& s, double secs) {
 int Usage(const char* why) {
   std::fprintf(stderr,
                "arbor_stress_kill9: %s\nusage: arbor_stress_kill9 --kills N [--seed S] "
-               "[--parallel] [--per-campaign N] [--max-delay SECONDS] [--verbose]\n",
+               "[--parallel] [--per-campaign N] [--max-nodes N] [--max-delay SECONDS] "
+               "[--verbose]\n",
                why);
   return 2;
 }
@@ -256,6 +259,9 @@ int main(int argc, char** argv) {
       if (*end != '\0' || opt.per_campaign < 1) {
         return Usage("--per-campaign needs a positive integer");
       }
+    } else if (a == "--max-nodes" && has_value) {
+      opt.max_nodes = static_cast<int>(std::strtol(argv[++i], &end, 10));
+      if (*end != '\0' || opt.max_nodes < 2) return Usage("--max-nodes needs an integer >= 2");
     } else if (a == "--parallel") {
       opt.parallel = true;
     } else if (a == "--verbose") {
