@@ -11,7 +11,8 @@
 // `arbor resume`, alternately). After every kill the store and the branch are checked
 // (kill9_store.h, kill9_campaign.h); at each campaign's end also the worktrees and the final
 // tree, which must equal the reference run's. With --parallel every second campaign runs
-// `[search] parallel = 2`. Prints a summary; exits 1 if anything was violated.
+// `[search] parallel = 2`. Prints a summary; exits 1 if anything was violated. SIGINT/SIGTERM
+// stops the kills: the campaign at work finishes and is checked, then the summary is printed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -51,6 +52,7 @@ struct Stats {
   int kills = 0;
   int external = 0;
   int at_store_write = 0;
+  int points_tried = 0;  // ARBOR_CRASH_AT runs, fired or not: the index into kPoints
   int resumes = 0;
   int campaigns = 0;
   int finished = 0;
@@ -68,6 +70,16 @@ const std::vector<std::string> kPoints = {
     "before:checked",    "after:reprofiled", "before:crashed", "before:vetoed",
     "after:crashed",     "before:requeued", "after:skipped",  "before:constraint",
     "before:proposed",   "after:rca",       "after:vetoed",   "after:proposed"};
+
+// Set by SIGINT/SIGTERM: no more kills; the campaign at work runs to its end, then the summary.
+volatile sig_atomic_t g_wind_down = 0;
+void WindDown(int) { g_wind_down = 1; }
+
+// Seconds since the driver started.
+double Seconds() {
+  static const Clock::time_point start = Clock::now();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // What the campaign was doing, from the newest event in its store.
 std::string Phase(const StoreSnapshot& s, CampaignKind kind) {
@@ -133,29 +145,36 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
   double cap = opt.max_delay_s;
   bool use_resume = false;
   for (int run = 0;; ++run) {
-    const bool kill = stats->kills < budget;
-    const bool at_write = kill && (*rng)() % 3 == 0;
+    const bool kill = stats->kills < budget && g_wind_down == 0;
+    // Half at a store write: each of those kills also lands after some progress.
+    const bool at_write = kill && (*rng)() % 2 == 0;
     integration::EnvMap env;
     std::string how = "ran to the end";
     if (at_write) {
-      std::string point = kPoints[static_cast<size_t>(stats->at_store_write) % kPoints.size()];
+      std::string point = kPoints[static_cast<size_t>(stats->points_tried++) % kPoints.size()];
       std::string n = std::to_string(1 + (*rng)() % 2);
       env["ARBOR_CRASH_AT"] = point + ":" + n;
       how = "at " + point + ":" + n;
     }
     const bool resume = use_resume && !prev.nodes.empty();
     auto proc = ws->StartArbor({resume ? "resume" : "run", "arbor.toml", "--quiet"}, env);
-    if (kill && !at_write) {
-      std::uniform_real_distribution<double> delay(0.02, cap);
+    bool at_write_fired = at_write;
+    if (kill) {
+      // A store write that does not come soon (a rare event kind late in the campaign) is
+      // replaced by an external kill, so the campaign does not run out undisturbed.
+      std::uniform_real_distribution<double> delay(at_write ? 10 : 0.02, at_write ? 20 : cap);
       double d = delay(*rng);
       auto until = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(d * 1e6));
       while (Clock::now() < until && integration::ProcessAlive(proc->pid())) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      proc->Signal(SIGKILL);  // the engine only: what `kill -9 PID` does
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "after %.2f s", d);
-      how = buf;
+      if (integration::ProcessAlive(proc->pid())) {
+        proc->Signal(SIGKILL);  // the engine only: what `kill -9 PID` does
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "after %.2f s", d);
+        how = at_write ? how + " (not reached; killed " + buf + ")" : buf;
+        at_write_fired = false;
+      }
     }
     ProcResult r = proc->Wait(900);
     if (run > 0) ++stats->resumes;
@@ -163,8 +182,8 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
                         std::to_string(run) + " " + how;
     if (r.signal == SIGKILL && kill) {
       ++stats->kills;
-      ++(at_write ? stats->at_store_write : stats->external);
-      if (at_write) ++stats->by_point[how.substr(3, how.rfind(':') - 3)];
+      ++(at_write_fired ? stats->at_store_write : stats->external);
+      if (at_write_fired) ++stats->by_point[how.substr(3, how.rfind(':') - 3)];
       ++stats->by_kind[KindName(kind)];
       WaitForOrphanAgents(*ws, kind, 60);
       StoreSnapshot now = ReadStore(db);
@@ -174,9 +193,10 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
       bool progress = now.events > prev.events || now.samples.size() > prev.samples.size();
       cap = progress ? opt.max_delay_s : std::min(cap * 1.5, 60.0);
       if (opt.verbose) {
-        std::printf("kill %d: %s; %s; %zu nodes (%zu finished), %zu samples, %lld events\n",
-                    stats->kills, where.c_str(), phase.c_str(), now.nodes.size(), now.Finished(),
-                    now.samples.size(), static_cast<long long>(now.events));
+        std::printf("kill %d [%.0f s]: %s; %s; %zu nodes (%zu finished), %zu samples, %lld "
+                    "events\n",
+                    stats->kills, Seconds(), where.c_str(), phase.c_str(), now.nodes.size(),
+                    now.Finished(), now.samples.size(), static_cast<long long>(now.events));
         std::fflush(stdout);
       }
       if (now.error.empty()) prev = std::move(now);
@@ -202,8 +222,10 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
     }
     Violation(stats, where, found);
     ++stats->finished;
-    std::printf("campaign %d (%s) finished after %d runs; %d kills so far, %zu violations\n",
-                index, KindName(kind), run + 1, stats->kills, stats->violations.size());
+    std::printf("campaign %d (%s) finished after %d runs [%.0f s]; %d kills so far, %zu "
+                "violations\n",
+                index, KindName(kind), run + 1, Seconds(), stats->kills,
+                stats->violations.size());
     std::fflush(stdout);
     return;
   }
@@ -271,7 +293,7 @@ int main(int argc, char** argv) {
     }
   }
   if (opt.per_campaign == 0) opt.per_campaign = std::max(10, opt.kills / 25);
-  auto start = Clock::now();
+  Seconds();
   Stats stats;
   std::mt19937_64 rng(opt.seed);
   std::map<CampaignKind, std::string> reference;
@@ -279,7 +301,9 @@ int main(int argc, char** argv) {
   if (opt.parallel) {
     reference[CampaignKind::kParallel] = Reference(CampaignKind::kParallel, opt, &stats);
   }
-  for (int c = 0; stats.kills < opt.kills; ++c) {
+  signal(SIGINT, WindDown);
+  signal(SIGTERM, WindDown);
+  for (int c = 0; stats.kills < opt.kills && g_wind_down == 0; ++c) {
     CampaignKind kind =
         opt.parallel && c % 2 == 1 ? CampaignKind::kParallel : CampaignKind::kToy;
     int kills_before = stats.kills;
@@ -296,6 +320,6 @@ int main(int argc, char** argv) {
                                  harness.GetTestPartResult(i).message());
     }
   }
-  PrintSummary(stats, std::chrono::duration<double>(Clock::now() - start).count());
+  PrintSummary(stats, Seconds());
   return stats.violations.empty() ? 0 : 1;
 }
