@@ -59,9 +59,7 @@ bool IsAncestor(const TempWorkspace& ws, const std::string& a, const std::string
 
 const char* KindName(CampaignKind kind) { return kind == CampaignKind::kToy ? "toy" : "parallel"; }
 
-std::string CampaignName(CampaignKind kind) {
-  return kind == CampaignKind::kToy ? "toy" : "par";
-}
+std::string CampaignName(CampaignKind kind) { return kind == CampaignKind::kToy ? "toy" : "par"; }
 
 std::unique_ptr<TempWorkspace> MakeCampaign(CampaignKind kind, uint64_t seed, int max_nodes) {
   std::unique_ptr<TempWorkspace> ws;
@@ -90,8 +88,8 @@ void CheckGit(const TempWorkspace& ws, CampaignKind kind, const StoreSnapshot& s
   // The newest event is the incumbent's keep: the branch may not have moved yet.
   bool lag = s.last_event == "kept" && s.last_event_node == inc->id;
   if (head.empty()) {
-    if (inc->id != 1) out->push_back(branch + " missing while #" + std::to_string(inc->id) +
-                                     " is the incumbent");
+    if (inc->id != 1)
+      out->push_back(branch + " missing while #" + std::to_string(inc->id) + " is the incumbent");
     return;
   }
   if (head != inc->commit) {

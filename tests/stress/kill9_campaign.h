@@ -46,7 +46,6 @@ void CheckNoWorktrees(const integration::TempWorkspace& ws, CampaignKind kind,
 
 // Agents of a killed engine outlive it (a known limitation, tests/integration/parallel_test.cc):
 // waits, up to `timeout_s`, until every agent run that started has finished.
-void WaitForOrphanAgents(const integration::TempWorkspace& ws, CampaignKind kind,
-                         double timeout_s);
+void WaitForOrphanAgents(const integration::TempWorkspace& ws, CampaignKind kind, double timeout_s);
 
 }  // namespace arbor::stress

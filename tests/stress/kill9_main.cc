@@ -64,12 +64,12 @@ struct Stats {
 
 // Store writes to die at, cycled; n (the n-th such event of the process) is 1 or 2.
 const std::vector<std::string> kPoints = {
-    "before:dispatched", "after:built",    "before:measured", "after:kept",
-    "after:checked",     "before:kept",    "after:measured",  "before:reprofiled",
-    "after:dispatched",  "before:reverted", "before:built",   "after:reverted",
-    "before:checked",    "after:reprofiled", "before:crashed", "before:vetoed",
-    "after:crashed",     "before:requeued", "after:skipped",  "before:constraint",
-    "before:proposed",   "after:rca",       "after:vetoed",   "after:proposed"};
+    "before:dispatched", "after:built",      "before:measured", "after:kept",
+    "after:checked",     "before:kept",      "after:measured",  "before:reprofiled",
+    "after:dispatched",  "before:reverted",  "before:built",    "after:reverted",
+    "before:checked",    "after:reprofiled", "before:crashed",  "before:vetoed",
+    "after:crashed",     "before:requeued",  "after:skipped",   "before:constraint",
+    "before:proposed",   "after:rca",        "after:vetoed",    "after:proposed"};
 
 // Set by SIGINT/SIGTERM: no more kills; the campaign at work runs to its end, then the summary.
 volatile sig_atomic_t g_wind_down = 0;
@@ -193,10 +193,11 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
       bool progress = now.events > prev.events || now.samples.size() > prev.samples.size();
       cap = progress ? opt.max_delay_s : std::min(cap * 1.5, 60.0);
       if (opt.verbose) {
-        std::printf("kill %d [%.0f s]: %s; %s; %zu nodes (%zu finished), %zu samples, %lld "
-                    "events\n",
-                    stats->kills, Seconds(), where.c_str(), phase.c_str(), now.nodes.size(),
-                    now.Finished(), now.samples.size(), static_cast<long long>(now.events));
+        std::printf(
+            "kill %d [%.0f s]: %s; %s; %zu nodes (%zu finished), %zu samples, %lld "
+            "events\n",
+            stats->kills, Seconds(), where.c_str(), phase.c_str(), now.nodes.size(), now.Finished(),
+            now.samples.size(), static_cast<long long>(now.events));
         std::fflush(stdout);
       }
       if (now.error.empty()) prev = std::move(now);
@@ -212,8 +213,8 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
     CheckNoWorktrees(*ws, kind, &found);
     if (now.state != "finished") found.push_back("state " + now.state + " after the run");
     for (const auto& n : now.nodes) {
-      if (!IsFinishedOutcome(n.outcome)) found.push_back("node #" + std::to_string(n.id) +
-                                                         " still " + n.outcome);
+      if (!IsFinishedOutcome(n.outcome))
+        found.push_back("node #" + std::to_string(n.id) + " still " + n.outcome);
     }
     std::string tree = TreeSignature(now);
     if (tree != reference) {
@@ -222,10 +223,10 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
     }
     Violation(stats, where, found);
     ++stats->finished;
-    std::printf("campaign %d (%s) finished after %d runs [%.0f s]; %d kills so far, %zu "
-                "violations\n",
-                index, KindName(kind), run + 1, Seconds(), stats->kills,
-                stats->violations.size());
+    std::printf(
+        "campaign %d (%s) finished after %d runs [%.0f s]; %d kills so far, %zu "
+        "violations\n",
+        index, KindName(kind), run + 1, Seconds(), stats->kills, stats->violations.size());
     std::fflush(stdout);
     return;
   }
@@ -235,8 +236,8 @@ void PrintSummary(const Stats& s, double secs) {
   std::printf("\n== kill -9 stress: summary ==\n");
   std::printf("kills: %d (external SIGKILL after a random delay: %d, at a store write: %d)\n",
               s.kills, s.external, s.at_store_write);
-  for (const auto& [kind, n] : s.by_kind) std::printf("  %-9s campaigns' kills: %d\n",
-                                                      kind.c_str(), n);
+  for (const auto& [kind, n] : s.by_kind)
+    std::printf("  %-9s campaigns' kills: %d\n", kind.c_str(), n);
   std::printf("resumes: %d; campaigns: %d started, %d finished\n", s.resumes, s.campaigns,
               s.finished);
   std::printf("kills by phase (from the newest event in the store):\n");
@@ -304,8 +305,7 @@ int main(int argc, char** argv) {
   signal(SIGINT, WindDown);
   signal(SIGTERM, WindDown);
   for (int c = 0; stats.kills < opt.kills && g_wind_down == 0; ++c) {
-    CampaignKind kind =
-        opt.parallel && c % 2 == 1 ? CampaignKind::kParallel : CampaignKind::kToy;
+    CampaignKind kind = opt.parallel && c % 2 == 1 ? CampaignKind::kParallel : CampaignKind::kToy;
     int kills_before = stats.kills;
     size_t violations_before = stats.violations.size();
     Campaign(kind, reference[kind], opt, &rng, &stats);
@@ -316,8 +316,7 @@ int main(int argc, char** argv) {
   const testing::TestResult& harness = testing::UnitTest::GetInstance()->ad_hoc_test_result();
   for (int i = 0; i < harness.total_part_count(); ++i) {
     if (harness.GetTestPartResult(i).failed()) {
-      stats.violations.push_back(std::string("harness: ") +
-                                 harness.GetTestPartResult(i).message());
+      stats.violations.push_back(std::string("harness: ") + harness.GetTestPartResult(i).message());
     }
   }
   PrintSummary(stats, Seconds());

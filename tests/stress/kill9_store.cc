@@ -118,9 +118,8 @@ StoreSnapshot ReadStore(const std::string& db_path) {
     });
   }
   if (err.empty() && has_nodes) {
-    err = Query(db, "SELECT COUNT(*) FROM events", [&](sqlite3_stmt* st) {
-      s.events = sqlite3_column_int64(st, 0);
-    });
+    err = Query(db, "SELECT COUNT(*) FROM events",
+                [&](sqlite3_stmt* st) { s.events = sqlite3_column_int64(st, 0); });
   }
   if (err.empty() && has_nodes) {
     err = Query(db, "SELECT kind, COALESCE(node_id, 0) FROM events ORDER BY id DESC LIMIT 1",
@@ -197,8 +196,8 @@ void CheckPreserved(const StoreSnapshot& before, const StoreSnapshot& after,
   for (const auto& n : before.nodes) {
     if (!IsFinishedOutcome(n.outcome)) continue;
     const NodeRow* now = after.Find(n.id);
-    std::string who = "finished node #" + std::to_string(n.id) + " (" + n.Key() + ", " +
-                      n.outcome + ")";
+    std::string who =
+        "finished node #" + std::to_string(n.id) + " (" + n.Key() + ", " + n.outcome + ")";
     if (now == nullptr) {
       out->push_back(who + " disappeared");
       continue;
@@ -217,8 +216,8 @@ void CheckPreserved(const StoreSnapshot& before, const StoreSnapshot& after,
 std::string TreeSignature(const StoreSnapshot& s) {
   std::string out;
   for (const auto& n : s.nodes) {
-    out += "#" + std::to_string(n.id) + " <- #" + std::to_string(n.parent) + " " + n.Key() +
-           ": " + n.outcome + "\n";
+    out += "#" + std::to_string(n.id) + " <- #" + std::to_string(n.parent) + " " + n.Key() + ": " +
+           n.outcome + "\n";
   }
   return out;
 }

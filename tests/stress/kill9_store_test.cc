@@ -83,8 +83,7 @@ TEST(Kill9StoreTest, HalfWrittenNodesAreReported) {
   EXPECT_NE(found.find("node #4 (c, reverted at step bench): half-written"), std::string::npos)
       << found;
   EXPECT_NE(found.find("node #5 (d, running at step done): half-written"), std::string::npos);
-  EXPECT_NE(found.find("node #6 (e, kept at step done): kept without a commit"),
-            std::string::npos);
+  EXPECT_NE(found.find("node #6 (e, kept at step done): kept without a commit"), std::string::npos);
 }
 
 TEST(Kill9StoreTest, DuplicatesOrphansAndSecondRootsAreReported) {
@@ -110,8 +109,7 @@ TEST(Kill9StoreTest, LostOrChangedSamplesAndFinishedNodesAreReported) {
   std::vector<std::string> out;
   CheckPreserved(before, f.Read(), &out);
   std::string found = Joined(out);
-  EXPECT_NE(found.find("sample node #3 arm self rep 0 (5) was lost"), std::string::npos)
-      << found;
+  EXPECT_NE(found.find("sample node #3 arm self rep 0 (5) was lost"), std::string::npos) << found;
   EXPECT_NE(found.find("sample node #1 arm self rep 0 changed from 10 to 11"), std::string::npos);
   EXPECT_NE(found.find("finished node #2 (a, kept) became #1 a reverted"), std::string::npos);
   EXPECT_NE(found.find("metric changed from 20 to 21"), std::string::npos);
