@@ -152,9 +152,10 @@ void CheckStore(const StoreSnapshot& s, std::vector<std::string>* out) {
                       " at step " + n.step + ")";
     if (kOutcomes.count(n.outcome) == 0) out->push_back(who + ": unknown outcome");
     bool finished = IsFinishedOutcome(n.outcome);
-    // A kept node stays at "profile" until its re-profile is stored.
-    bool step_ok = finished ? n.step == "done" || (n.outcome == "kept" && n.step == "profile")
-                            : n.step != "done";
+    // The baseline and a kept node are decided before they are (re-)profiled: they stay at
+    // "profile" until the profile is stored (Orchestrator::StepDecide).
+    bool profiled_later = (n.outcome == "kept" || n.outcome == "baseline") && n.step == "profile";
+    bool step_ok = finished ? n.step == "done" || profiled_later : n.step != "done";
     if (!step_ok) out->push_back(who + ": half-written (outcome and step disagree)");
     if (n.outcome == "kept" && (n.commit.empty() || !n.metric)) {
       out->push_back(who + ": kept without a commit or a metric");

@@ -56,9 +56,9 @@ bool IsFinishedOutcome(const std::string& outcome);
 
 // Store checks after a kill; every problem is appended to `out` as one line.
 //  - integrity_check is "ok";
-//  - no half-written node: a known outcome, a finished node at step "done" (or a kept one at
-//    "profile", whose re-profile is pending), a node in flight not at "done", a kept node with a
-//    commit and a metric, exactly one root (the baseline), every parent present;
+//  - no half-written node: a known outcome, a finished node at step "done" (or the baseline or
+//    a kept node at "profile", whose profile is pending), a node in flight not at "done", a kept
+//    node with a commit and a metric, exactly one root (the baseline), every parent present;
 //  - no duplicated node: no two nodes with the same parent, action and value;
 //  - no sample of a missing node.
 void CheckStore(const StoreSnapshot& s, std::vector<std::string>* out);

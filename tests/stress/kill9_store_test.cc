@@ -74,6 +74,15 @@ TEST(Kill9StoreTest, ASoundStorePassesAndIsReadBack) {
   EXPECT_TRUE(f.Check().empty()) << Joined(f.Check());
 }
 
+// The baseline and a kept node are decided before their profile is stored: not half-written.
+TEST(Kill9StoreTest, ADecidedNodeAwaitingItsProfileIsNotHalfWritten) {
+  StoreFile f;
+  f.Exec("UPDATE nodes SET step = 'profile' WHERE id IN (1, 2)");
+  EXPECT_TRUE(f.Check().empty()) << Joined(f.Check());
+  f.Exec("UPDATE nodes SET outcome = 'reverted' WHERE id = 2");
+  EXPECT_NE(Joined(f.Check()).find("half-written"), std::string::npos);
+}
+
 TEST(Kill9StoreTest, HalfWrittenNodesAreReported) {
   StoreFile f;
   f.Exec("INSERT INTO nodes VALUES (4, 2, 'c', '', 'reverted', 'bench', 3, '', NULL)");
