@@ -33,8 +33,8 @@ __attribute__((visibility("default"), used)) const char* __asan_default_options(
   // app/crash_points.cc) never reaches the leak check, so it cannot report a false leak.
   return ARBOR_COMMON_SANITIZER_OPTIONS
       ":detect_leaks=1:strict_string_checks=1"
-      ":check_initialization_order=1:strict_init_order=1:print_suppressions=0"
-      ARBOR_SUPPRESSIONS("asan.supp");
+      ":check_initialization_order=1:strict_init_order=1:print_suppressions=0" ARBOR_SUPPRESSIONS(
+          "asan.supp");
 }
 
 __attribute__((visibility("default"), used)) const char* __ubsan_default_options() {

@@ -226,9 +226,10 @@ Result<int> RunCampaign(const RunOptions& options) {
     // Jobs of a killed run are not adopted (yet): its steps are replayed, so cancel them.
     int n = CancelSlurmJobs(job_name, SlurmClientEnv());
     if (n < 0) {
-      return MakeError("[executor] kind = \"slurm\": squeue/scancel failed; is Slurm reachable "
-                       "from here (SLURM_CONF, munge)?",
-                       kExitState);
+      return MakeError(
+          "[executor] kind = \"slurm\": squeue/scancel failed; is Slurm reachable "
+          "from here (SLURM_CONF, munge)?",
+          kExitState);
     }
     if (n > 0) std::fprintf(stderr, "arbor: cancelled %d Slurm job(s) a previous run left\n", n);
     PrepareSignalCancel(job_name);

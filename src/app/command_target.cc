@@ -51,8 +51,7 @@ Result<std::string> ProfileText(const ProfileSpec& spec, const std::string& work
 
 }  // namespace
 
-CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir,
-                             std::string job_name)
+CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir, std::string job_name)
     : spec_(spec), runs_dir_(std::move(runs_dir)), job_name_(std::move(job_name)) {}
 
 std::map<std::string, std::string> CommandTarget::InheritedEnv() {

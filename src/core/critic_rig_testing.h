@@ -49,8 +49,8 @@ struct Rig {
   Result<RunSummary> Run() {
     KbContext context;
     context.campaign_uid = "c-uid";
-    Orchestrator o(spec, Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr, kb,
-                               context});
+    Orchestrator o(spec,
+                   Ports{&store, &ws, &target, &specialist, &gate, &clock, nullptr, kb, context});
     return o.Run();
   }
   const Node* ByKey(const std::string& key) const {

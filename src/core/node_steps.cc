@@ -167,11 +167,11 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
       retry.overlay = tree_.Find(node->parent)->overlay;
       retry.created_s = CampaignTime();
       retry.critic.requeued_from = node->id;
-      retry.diagnosis =
-          requeue ? "re-queued once: " + step + " was lost where it ran (infrastructure), " +
-                        "not by the change"
-                  : "re-queued once: " + node->critic.rca + " at " + step +
-                        " is worth one retry by a specialist that is told the diagnosis";
+      retry.diagnosis = requeue
+                            ? "re-queued once: " + step +
+                                  " was lost where it ran (infrastructure), " + "not by the change"
+                            : "re-queued once: " + node->critic.rca + " at " + step +
+                                  " is worth one retry by a specialist that is told the diagnosis";
       pending_nodes_.push_back(retry);
     }
   }

@@ -237,9 +237,9 @@ TEST(RcaTest, NamesRoundTrip) {
                      RcaClass::kInfrastructure, RcaClass::kUnknown}) {
     EXPECT_EQ(ParseRcaClass(RcaClassName(c)), c);
   }
-  for (RcaEffect e : {RcaEffect::kRetryOnce, RcaEffect::kPruneDirection,
-                      RcaEffect::kBlockDependency, RcaEffect::kRerun, RcaEffect::kRequeue,
-                      RcaEffect::kNone}) {
+  for (RcaEffect e :
+       {RcaEffect::kRetryOnce, RcaEffect::kPruneDirection, RcaEffect::kBlockDependency,
+        RcaEffect::kRerun, RcaEffect::kRequeue, RcaEffect::kNone}) {
     EXPECT_EQ(ParseRcaEffect(RcaEffectName(e)), e);
   }
   EXPECT_EQ(RcaClassName(RcaClass::kOutOfMemory), "out_of_memory");
