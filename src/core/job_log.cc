@@ -1,25 +1,11 @@
 #include "core/job_log.h"
 
+#include "util/escape.h"
+
 namespace arbor {
 namespace {
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[(c >> 4) & 0xf];
-      out += kHex[c & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+std::string JsonString(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
 
 }  // namespace
 

@@ -25,4 +25,46 @@ std::string EscapeControlChars(std::string_view s) {
   return out;
 }
 
+std::string JsonEscape(std::string_view bytes, std::string_view digits, JsonSlash slash) {
+  std::string out;
+  for (char c : bytes) {
+    auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '/':
+        out += slash == JsonSlash::kEscape ? "\\/" : "/";
+        break;
+      default:
+        if (u < 0x20) {
+          out += "\\u00";
+          out += digits[u >> 4];
+          out += digits[u & 15];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
 }  // namespace arbor

@@ -1,4 +1,4 @@
-// Keeping error messages on one line when they quote input.
+// Escaping text: error messages kept on one line when they quote input, and JSON strings.
 //
 // Messages quote keys, values and paths from campaign files, program output and model answers,
 // and any of those may hold a newline ("a\nb" in TOML or JSON). Every Error is one line
@@ -14,5 +14,12 @@ namespace arbor {
 // `s` with line breaks and other control characters written as escapes (a newline becomes the
 // two characters \n; also \r, \t and \xNN for the other bytes below 0x20 and 0x7f).
 std::string EscapeControlChars(std::string_view s);
+
+// `bytes` escaped for the inside of a JSON string (no quotes added): \" \\ \b \f \n \r \t, other
+// bytes below 0x20 as \u00XX in `hex_digits` (lower or upper case), and '/' as \/ when asked.
+// One escaper for the event data core writes and the JSON forms the secrets Scrubber searches.
+enum class JsonSlash { kKeep, kEscape };
+std::string JsonEscape(std::string_view bytes, std::string_view hex_digits = "0123456789abcdef",
+                       JsonSlash slash = JsonSlash::kKeep);
 
 }  // namespace arbor

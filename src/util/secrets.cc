@@ -4,6 +4,8 @@
 #include <functional>
 #include <utility>
 
+#include "util/escape.h"
+
 namespace arbor {
 namespace {
 
@@ -84,49 +86,6 @@ std::string PercentEncode(std::string_view bytes, std::string_view digits,
   return out;
 }
 
-enum class Slash { kKeep, kEscape };
-std::string JsonEscape(std::string_view bytes, std::string_view digits, Slash slash) {
-  std::string out;
-  for (char c : bytes) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '/':
-        out += slash == Slash::kEscape ? "\\/" : "/";
-        break;
-      default:
-        if (u < 0x20) {
-          out += "\\u00";
-          out += digits[u >> 4];
-          out += digits[u & 15];
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to) {
   for (size_t pos = text.find(from); pos != std::string::npos;
        pos = text.find(from, pos + to.size())) {
@@ -152,12 +111,13 @@ std::vector<std::string> Scrubber::Forms(std::string_view value) {
     for (std::string_view safe : {"", "/", "!'()*"}) {
       forms.push_back(PercentEncode(value, digits, safe, Space::kPercent));
     }
-    forms.push_back(JsonEscape(value, digits, Slash::kKeep));
+    forms.push_back(JsonEscape(value, digits, JsonSlash::kKeep));
   }
   forms.push_back(PercentEncode(value, kHexUpper, "", Space::kPlus));
-  forms.push_back(JsonEscape(value, kHexLower, Slash::kEscape));
+  forms.push_back(JsonEscape(value, kHexLower, JsonSlash::kEscape));
   // JSON text embedded in another JSON string (a log line carried in an event's data).
-  forms.push_back(JsonEscape(JsonEscape(value, kHexLower, Slash::kKeep), kHexLower, Slash::kKeep));
+  forms.push_back(
+      JsonEscape(JsonEscape(value, kHexLower, JsonSlash::kKeep), kHexLower, JsonSlash::kKeep));
   forms.push_back(ReplaceAll(std::string(value), "\n", "\\n"));
   forms.push_back(ReplaceAll(ReplaceAll(std::string(value), "\r", "\\r"), "\n", "\\n"));
 
