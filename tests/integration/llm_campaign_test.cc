@@ -142,24 +142,15 @@ TEST(IntegrationLlm, AgentActionsThroughTheFakeServer) {
     ASSERT_TRUE(nodes.count(id)) << id << " was never dispatched:\n" << all;
   }
 
-  // The kept set: only 2x wins, whichever way their answer arrived. On an idle machine it is
-  // all six; on a loaded shared one the Critic may (rightly) refuse to confirm a win, so a win
-  // must be applied (kept or reverted for lack of evidence), never crashed.
+  // The kept set: exactly the 2x wins, whichever way their answer arrived (the target's time
+  // is a model of its work, so a win is a win on a loaded machine too).
   const std::set<std::string> wins = {"env.e",           "agent.good",        "agent.fixup",
                                       "agent.malformed", "agent.ratelimited", "env.proposed-f"};
   std::set<std::string> kept;
   for (const auto& n : tree["nodes"]) {
     if (n["outcome"] == "kept") kept.insert(n["action"].get<std::string>());
   }
-  for (const std::string& id : kept) EXPECT_TRUE(wins.count(id)) << id << " kept:\n" << all;
-  for (const std::string& id : wins) {
-    std::string outcome = nodes[id]["outcome"];
-    EXPECT_TRUE(outcome == "kept" || outcome == "reverted") << id << ": " << nodes[id].dump(2);
-  }
-  EXPECT_GE(kept.size(), 3u) << all;
-  if (kept != wins) {
-    std::fprintf(stderr, "note: %zu of 6 wins kept (a noisy machine)\n", kept.size());
-  }
+  EXPECT_EQ(kept, wins) << all;
 
   // 2. The build error went back to the model, and the second round's answer was applied.
   EXPECT_EQ(nodes["agent.fixup"]["agent"]["rounds"], 2) << nodes["agent.fixup"].dump(2);

@@ -5,10 +5,13 @@
 //
 // The target, `work`, runs one kernel WORK_REPS times, WORK_REPS being the product of six
 // factors of 2: factor_a() .. factor_d() (one per file a.c .. d.c, which agents edit) and the
-// environment variables WORK_E and WORK_F (which env actions set). Each factor lowered to 1 is
-// a 2x speedup of CPU time (a gain of ~50%, against min_effect 0.3 and noise of up to ~25% on
-// a loaded 2-core machine); the kernel's result does not depend on
-// the factors, so `./work --check` stays correct while `./work --bench` gets faster.
+// environment variables WORK_E and WORK_F (which env actions set). Each factor lowered to 1
+// halves the work, and `time_s` is a model of the work (1 ns per kernel iteration, +0..4%
+// varying by pid), not a clock reading: measured CPU time on a loaded 2-core machine varies up
+// to 2x and made the Critic (rightly) refuse wins, so the outcomes here do not depend on the
+// machine's speed. The measurement itself is tested on real timings by the toy campaigns. The
+// kernel's result does not depend on the factors, so `./work --check` stays correct while
+// `./work --bench` gets "faster".
 #pragma once
 
 #include <memory>
