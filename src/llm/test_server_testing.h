@@ -37,6 +37,13 @@ class TestServer {
           }
           handler_(index, req, res);
         });
+    // One worker thread: requests are served one at a time, which is all the chat client
+    // needs. With httplib's default pool, a retry arriving while a slow handler still runs
+    // went to a second worker, which read a function-local static (a regex inside Debian's
+    // uninstrumented libcpp-httplib) that the first worker had initialised; the guard's
+    // inlined fast path is invisible to ThreadSanitizer, which reported a race between the
+    // two workers inside the library (docs/reliability/sanitizers.md).
+    server_.new_task_queue = [] { return new httplib::ThreadPool(1); };
     // bind_to_any_port also listens, so clients queue until the accept loop runs.
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
