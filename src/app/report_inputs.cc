@@ -175,7 +175,9 @@ ReportInput GatherReport(const OpenedCampaign& campaign, CampaignView view,
   in.best_env = std::move(change.best_env);
   // Logs of the nodes the report lists: all of them, or the kept path and the newest.
   std::unordered_set<NodeId> listed;
-  for (const auto& k : KeptPathJson(view.nodes)["nodes"]) listed.insert(k.value("node", 0));
+  // A named value: a range-for over a member of a temporary reads freed memory (ASan found it).
+  const nlohmann::json kept_path = KeptPathJson(view.nodes);
+  for (const auto& k : kept_path["nodes"]) listed.insert(k.value("node", 0));
   NodeId max_id = 0;
   for (const Node& n : view.nodes) max_id = std::max(max_id, n.id);
   for (const Node& n : view.nodes) {
