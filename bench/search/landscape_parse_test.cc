@@ -2,7 +2,6 @@
 // problem; every shipped landscape parses and has a computable optimum.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -154,11 +153,7 @@ TEST(LandscapeParseTest, EveryShippedLandscapeParsesAndHasAnOptimum) {
     ASSERT_TRUE(l.ok()) << l.error().message;
     EXPECT_EQ(l->name + ".json", std::filesystem::path(file).filename().string());
     EXPECT_FALSE(l->description.empty());
-    auto start = std::chrono::steady_clock::now();
-    Optimum o = FindOptimum(*l);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, 5.0);  // < 1 s on a quiet machine; slack for a loaded CI runner
+    Optimum o = FindOptimum(*l);  // its speed is the search benchmark's business, not a test's
     EXPECT_FALSE(l->Broken(o.config));
     EXPECT_NEAR(o.value, l->TrueValue(o.config), 1e-9 * o.value);
     EXPECT_GT(o.value, l->base_value);  // every landscape has something to find
