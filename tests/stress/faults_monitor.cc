@@ -145,7 +145,8 @@ std::string Stats::Summary(int faults, uint64_t seed, double wall_s) const {
   std::snprintf(line, sizeof line, "%-19s %6s %-24s %9s  %s\n", "kind", "faults",
                 "steps (build/check/bench)", "leftovers", "RCA classes");
   s << line;
-  for (const auto& [kind, k] : kinds_) {
+  for (const auto& [kind, kind_stats] : kinds_) {
+    const auto& k = kind_stats;  // a lambda below captures it (clang 14: not a binding)
     std::string classes;
     for (const auto& [cls, n] : k.classes) {
       classes += (classes.empty() ? "" : ", ") + cls + " " + std::to_string(n);
