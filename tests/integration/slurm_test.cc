@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -304,6 +305,65 @@ TEST(IntegrationSlurm, AJobOverItsSlurmTimeLimitIsATimeout) {
       EXPECT_NE(n.diagnosis.find("build timed out"), std::string::npos) << n.diagnosis;
     }
   }
+}
+
+// With parallel specialists, benchmarks still run one at a time: each benchmark logs when it
+// starts and ends (nanoseconds, this machine's clock, appended to one file); the log must be
+// start/end pairs of the same run, never two benchmarks open at once.
+TEST(IntegrationSlurm, WithParallelSpecialistsBenchmarksNeverOverlap) {
+  REQUIRE_CLUSTER();
+  TempWorkspace ws;
+  const std::string log = ws.aux() + "/bench.log";
+  ws.Write("bench.sh", "echo \"$(date +%s%N) start $SLURM_JOB_ID.$SLURM_STEP_ID\" >> '" + log +
+                           "'\n"
+                           "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v * 2))\n"
+                           "sleep 0.2\n"
+                           "echo \"$(date +%s%N) end $SLURM_JOB_ID.$SLURM_STEP_ID\" >> '" +
+                           log +
+                           "'\n"
+                           "echo \"{\\\"v\\\": $v}\"\n");
+  std::string actions;
+  for (const char* id : {"app.fast", "app.a", "app.b", "app.c"}) {
+    actions += std::string("[[action]]\nid = \"") + id +
+               "\"\nlayer = \"application\"\ncategory = \"algo\"\nspeedup = 1.5\n"
+               "apply = { env = { " +
+               (std::string(id) == "app.fast" ? "FAST" : "X_" + std::string(id + 4)) +
+               " = \"1\" } }\n";
+  }
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"par\"\nseed = 1\n"
+           "[target]\nbuild = \"true\"\nbench = \"sh bench.sh\"\n"
+           "timeout = \"10m\"\n"
+           "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
+           "[search]\nmax_nodes = 8\nparallel = 2\n[critic]\nmin_effect = 0.1\n" +
+               actions + Executor(ws));
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 1800);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<std::pair<std::string, std::string>> entries;  // (nanoseconds, "start id")
+  std::stringstream lines(ReadFile(log));
+  for (std::string line; std::getline(lines, line);) {
+    size_t space = line.find(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    entries.emplace_back(line.substr(0, space), line.substr(space + 1));
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+  });
+  ASSERT_GT(entries.size(), 20u) << "benchmarks of several nodes ran";
+  for (size_t i = 0; i + 1 < entries.size(); i += 2) {
+    const std::string& open = entries[i].second;
+    const std::string& close = entries[i + 1].second;
+    ASSERT_EQ(open.rfind("start ", 0), 0u) << "two benchmarks overlapped near entry " << i;
+    EXPECT_EQ(close, "end " + open.substr(6)) << "benchmark " << open << " overlapped another";
+  }
+  EXPECT_EQ(entries.size() % 2, 0u);
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  ExpectTreeInvariants(nodes);
+  const TreeNode* fast = FindKey(nodes, "app.fast");
+  ASSERT_NE(fast, nullptr) << DescribeTree(nodes);
+  EXPECT_EQ(fast->outcome, "kept") << DescribeTree(nodes);
+  EXPECT_TRUE(Jobs().empty());
 }
 
 }  // namespace
