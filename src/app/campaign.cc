@@ -192,6 +192,13 @@ Result<int> RunCampaign(const RunOptions& options) {
   if (ec) return MakeError("cannot create " + paths.runs + ": " + ec.message(), kExitState);
   CampaignLock lock;
   ARBOR_TRY(lock.Acquire(paths.lock));
+  // From here on the lock names this process, so `arbor stop` may signal it: a signal that
+  // arrives before the Orchestrator exists stops it before its first step.
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   // Leftovers of a killed run (a coding agent outlives its shell) must not write into the
   // worktrees this run recreates.
   if (int n = KillProcessesWithin(paths.state_dir + "/worktrees") +
@@ -283,11 +290,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   Orchestrator orchestrator(spec, Ports{store, workspace_port, &target, specialist.get(), &gate,
                                         &clock, &sink_port, kb_port, kb_context});
   g_running.store(&orchestrator);
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  if (g_signals.load() > 0) orchestrator.RequestStop();  // a signal came while setting up
   auto summary = orchestrator.Run();
   g_running.store(nullptr);
   if (slurm) CancelSlurmJobs(job_name, SlurmClientEnv());  // nothing of this campaign stays queued

@@ -95,10 +95,10 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   run.stdout_path = rs.stdout_path;
   const bool slurm = spec_->executor.kind == ExecutorSpec::Kind::kSlurm;
   const std::string job_id_file = run.out_dir + "/slurm-job";
+  SlurmRequest req;
   if (slurm) {
     // The command becomes an srun job; the limits move into the job (srun itself must not run
     // under them), and srun needs the cluster's client settings.
-    SlurmRequest req;
     req.job_name = job_name_;
     req.comment = "n" + std::to_string(ctx.node) + "/" + ctx.label;
     req.cwd = ctx.worktree;
@@ -106,6 +106,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     req.command = command;
     req.timeout_s = timeout_s;
     req.bench = bench;
+    if (bench && measuring_ != kNoNode) req.allocation = Allocation(timeout_s);
     req.memory_limit_mb = rs.memory_limit_mb;
     req.cpu_limit_s = rs.cpu_limit_s;
     rs.memory_limit_mb.reset();
@@ -149,7 +150,15 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
       break;
   }
   if (slurm) {
-    std::string job_id = Trim(ReadIfExists(job_id_file));
+    // "<job id> <host>", written by the wrapper on the compute node.
+    // "<job id> <host> <step id>", written by the wrapper on the compute node. A step of a
+    // measurement's allocation is "<allocation>.<step>", as Slurm names steps.
+    std::vector<std::string> recorded = Split(Trim(ReadIfExists(job_id_file)), ' ');
+    std::string job_id = recorded.empty() ? "" : recorded[0];
+    run.step.host = recorded.size() > 1 ? recorded[1] : "";
+    if (!req.allocation.empty() && !job_id.empty() && recorded.size() > 2) {
+      job_id += "." + recorded[2];
+    }
     SlurmVerdict verdict = ReadSlurmVerdict(ReadTail(rs.stderr_path, 8192));
     if (r->status == RunResult::Status::kTimedOut) {
       // The step's own timeout stopped srun (whatever srun then printed about the job being
@@ -170,6 +179,34 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   run.step.tail = Scrubbed(std::move(run.step.tail));
   run.step.detail = Scrubbed(std::move(run.step.detail));
   return run;
+}
+
+void CommandTarget::BeginMeasurement(NodeId node) {
+  measuring_ = node;
+  allocation_.clear();
+  allocation_failed_ = false;
+}
+
+void CommandTarget::EndMeasurement(NodeId) {
+  if (!allocation_.empty()) CancelSlurmJob(allocation_, SlurmClientEnv());
+  measuring_ = kNoNode;
+  allocation_.clear();
+}
+
+std::string CommandTarget::Allocation(double timeout_s) {
+  if (!allocation_.empty() || allocation_failed_) return allocation_;
+  // Queue wait counts against the first benchmark's timeout, as for a separate job.
+  const std::string comment = "n" + std::to_string(measuring_) + "/measure";
+  auto r = RunCaptured(SallocCommand(spec_->executor, job_name_, comment), "", SlurmClientEnv(),
+                       timeout_s);
+  if (r.ok()) allocation_ = GrantedAllocation(r->err);
+  if (!allocation_.empty() && !r->result.ok()) {
+    CancelSlurmJob(allocation_, SlurmClientEnv());  // granted, then salloc failed: not ours
+    allocation_.clear();
+  }
+  // Without an allocation each run is its own job (and may land on another node).
+  allocation_failed_ = allocation_.empty();
+  return allocation_;
 }
 
 std::string CommandTarget::Scrubbed(std::string text) const {

@@ -27,6 +27,10 @@ class CommandTarget : public Target {
   Measurement Check(const RunContext& ctx) override;
   Measurement Bench(const RunContext& ctx) override;
   ProfileResult Profile(const RunContext& ctx) override;
+  // With Slurm, a measurement's benchmark runs share one allocation (salloc, obtained at its
+  // first benchmark, released here), so both arms of an A/B run on the same node.
+  void BeginMeasurement(NodeId node) override;
+  void EndMeasurement(NodeId node) override;
 
   // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
   // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.
@@ -44,6 +48,8 @@ class CommandTarget : public Target {
   // `bench`: a benchmark run (a Slurm job then gets --exclusive).
   Run Execute(const RunContext& ctx, const std::string& command, double timeout_s,
               bool bench = false);
+  // The measurement's allocation, obtained on first use ("" when salloc failed).
+  std::string Allocation(double timeout_s);
   // `text` without secrets (unchanged when no scrubber is set).
   std::string Scrubbed(std::string text) const;
 
@@ -51,6 +57,10 @@ class CommandTarget : public Target {
   std::string runs_dir_;
   std::string job_name_;
   const Scrubber* scrubber_ = nullptr;
+  // The measurement in progress (BeginMeasurement) and its Slurm allocation, once obtained.
+  NodeId measuring_ = kNoNode;
+  std::string allocation_;
+  bool allocation_failed_ = false;  // salloc failed: this measurement's runs are separate jobs
 };
 
 }  // namespace arbor

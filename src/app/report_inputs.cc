@@ -185,6 +185,14 @@ ReportInput GatherReport(const OpenedCampaign& campaign, CampaignView view,
     if (!newest && !listed.contains(n.id)) continue;
     std::vector<LogExcerpt> logs = ReadLogs(campaign.paths.runs, n.id);
     if (!logs.empty()) in.logs[n.id] = std::move(logs);
+    if (campaign.spec.executor.kind != ExecutorSpec::Kind::kLocal) {
+      // Where each run went (local runs record no job events).
+      auto events = campaign.store->LoadEvents(n.id, 0, -1);
+      if (events.ok()) {
+        std::vector<JobPlace> places = JobPlaces(*events);
+        if (!places.empty()) in.places[n.id] = std::move(places);
+      }
+    }
   }
   in.view = std::move(view);
   char stamp[32] = "";

@@ -61,28 +61,68 @@ std::string SlurmTime(double seconds) {
   return buf;
 }
 
+namespace {
+
+// "--name=value" (quoted) appended to `args` when value is set.
+void Opt(std::vector<std::string>* args, const std::string& name, const std::string& value) {
+  if (!value.empty()) args->push_back(ShellQuote("--" + name + "=" + value));
+}
+
+// The options a job (not a step of an allocation) gets from [executor].
+void JobOptions(const ExecutorSpec& e, const std::string& job_name, const std::string& comment,
+                bool bench, std::vector<std::string>* args) {
+  Opt(args, "job-name", job_name);
+  Opt(args, "comment", comment);
+  args->push_back("--nodes=1");
+  args->push_back("--ntasks=1");
+  Opt(args, "partition", e.partition);
+  Opt(args, "account", e.account);
+  Opt(args, "constraint", e.constraint);
+  if (bench && e.exclusive_bench) args->push_back("--exclusive");
+}
+
+}  // namespace
+
+std::string SallocCommand(const ExecutorSpec& e, const std::string& job_name,
+                          const std::string& comment) {
+  std::vector<std::string> args = {"salloc", "--no-shell"};
+  JobOptions(e, job_name, comment, /*bench=*/true, &args);
+  if (e.time_limit_s) Opt(&args, "time", SlurmTime(*e.time_limit_s));
+  Opt(&args, "gres", e.gres);
+  for (const std::string& x : e.extra) args.push_back(ShellQuote(x));
+  return Join(args, " ");
+}
+
+std::string GrantedAllocation(const std::string& salloc_stderr) {
+  std::string id;
+  for (const std::string& line : Split(salloc_stderr, '\n')) {
+    if (StartsWith(Trim(line), "salloc:") && Has(line, "Granted job allocation")) {
+      id = IdAfter(line, "Granted job allocation");
+    }
+  }
+  return id;
+}
+
 std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
   std::vector<std::string> args = {"exec", "srun"};
-  auto opt = [&](const std::string& name, const std::string& value) {
-    if (!value.empty()) args.push_back(ShellQuote("--" + name + "=" + value));
-  };
-  opt("job-name", r.job_name);
-  opt("comment", r.comment);
-  opt("chdir", r.cwd);
+  if (r.allocation.empty()) {
+    JobOptions(e, r.job_name, r.comment, r.bench, &args);
+  } else {
+    Opt(&args, "jobid", r.allocation);
+    args.push_back("--nodes=1");
+    args.push_back("--ntasks=1");
+  }
+  Opt(&args, "chdir", r.cwd);
   args.push_back("--export=ALL");
-  args.push_back("--nodes=1");
-  args.push_back("--ntasks=1");
-  opt("partition", e.partition);
-  opt("account", e.account);
-  opt("time", SlurmTime(e.time_limit_s ? *e.time_limit_s : r.timeout_s + 60));
-  opt("gres", e.gres);
-  opt("constraint", e.constraint);
-  if (r.bench && e.exclusive_bench) args.push_back("--exclusive");
+  Opt(&args, "time", SlurmTime(e.time_limit_s ? *e.time_limit_s : r.timeout_s + 60));
+  Opt(&args, "gres", e.gres);
   for (const std::string& x : e.extra) args.push_back(ShellQuote(x));
-  // On the compute node: record the job id, apply the limits there (srun itself must not run
-  // under them), then become the command.
+  // On the compute node: record the job id and the host, apply the limits there (srun itself
+  // must not run under them), then become the command.
   std::string inner =
-      "printf '%s\\n' \"$SLURM_JOB_ID\" > " + ShellQuote(r.job_id_file) + " 2>/dev/null; ";
+      "printf '%s %s %s\\n' \"$SLURM_JOB_ID\" \"${SLURMD_NODENAME:-$(hostname 2>/dev/null || "
+      "uname -n)}\" \"${SLURM_STEP_ID:-0}\" > " +
+      ShellQuote(r.job_id_file) + " 2>/dev/null; ";
   if (r.memory_limit_mb) {
     inner += "ulimit -v " + std::to_string(static_cast<long long>(*r.memory_limit_mb * 1024)) +
              " || exit 126; ";
@@ -186,17 +226,39 @@ bool CancelSlurmJob(const std::string& job_id, const std::map<std::string, std::
   return r.ok() && r->result.ok();
 }
 
+Result<std::vector<ExecutorJob>> ListSlurmJobs(const std::string& job_name,
+                                               const std::map<std::string, std::string>& env) {
+  // Tab-separated: id, state, comment, elapsed, node list (a comment holds no tab).
+  const std::string command = "squeue -h -u " + ShellQuote(UserName()) + " " +
+                              ShellQuote("--name=" + job_name) + " -o " +
+                              ShellQuote("%i\t%T\t%k\t%M\t%N");
+  auto listed = RunCaptured(command, "", env, 60);
+  if (!listed.ok()) return MakeError("squeue: " + listed.error().message);
+  if (!listed->result.ok()) {
+    std::string why(Trim(listed->err));
+    why = why.substr(0, why.find('\n'));
+    return MakeError("squeue failed" + (why.empty() ? std::string() : ": " + why));
+  }
+  std::vector<ExecutorJob> jobs;
+  for (const std::string& line : Split(listed->out, '\n')) {
+    if (Trim(line).empty()) continue;
+    std::vector<std::string> f = Split(line, '\t');
+    f.resize(5);
+    std::string comment = f[2] == "(null)" ? "" : f[2];
+    jobs.push_back({std::string(Trim(f[0])), f[1], comment, f[3], std::string(Trim(f[4]))});
+  }
+  return jobs;
+}
+
 int CancelSlurmJobs(const std::string& job_name, const std::map<std::string, std::string>& env) {
-  const std::string user = ShellQuote(UserName());
-  const std::string name = ShellQuote("--name=" + job_name);
-  auto listed = RunCaptured("squeue -h -o %i -u " + user + " " + name, "", env, 60);
-  if (!listed.ok() || !listed->result.ok()) return -1;
-  int n = 0;
-  for (const std::string& line : Split(listed->out, '\n')) n += Trim(line).empty() ? 0 : 1;
-  if (n == 0) return 0;
-  auto cancelled = RunCaptured("scancel -u " + user + " " + name, "", env, 60);
+  auto listed = ListSlurmJobs(job_name, env);
+  if (!listed.ok()) return -1;
+  if (listed->empty()) return 0;
+  const std::string command =
+      "scancel -u " + ShellQuote(UserName()) + " " + ShellQuote("--name=" + job_name);
+  auto cancelled = RunCaptured(command, "", env, 60);
   if (!cancelled.ok() || !cancelled->result.ok()) return -1;
-  return n;
+  return static_cast<int>(listed->size());
 }
 
 }  // namespace arbor

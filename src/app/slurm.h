@@ -14,6 +14,8 @@
 
 #include "core/ports.h"
 #include "core/spec.h"
+#include "report/views.h"
+#include "util/result.h"
 
 namespace arbor {
 
@@ -26,6 +28,10 @@ struct SlurmRequest {
   std::string command;
   double timeout_s = 600;  // the step's timeout: --time when [executor] time_limit is unset
   bool bench = false;      // benchmark jobs get --exclusive unless exclusive_bench = false
+  // When set, the command runs as a step of this allocation (SallocCommand): `srun
+  // --jobid=ALLOCATION`, without the job-level options (name, comment, partition, account,
+  // constraint, --exclusive), which the allocation already has.
+  std::string allocation;
   std::optional<double> memory_limit_mb;
   std::optional<double> cpu_limit_s;
 };
@@ -40,6 +46,15 @@ std::string SlurmTime(double seconds);
 // The shell command the runner starts: "exec srun --job-name=... /bin/sh -c '...'".
 std::string SrunCommand(const ExecutorSpec& executor, const SlurmRequest& request);
 
+// The command that obtains one allocation for a measurement's benchmark runs (Target::
+// BeginMeasurement): `salloc --no-shell` with the campaign's job name, `comment`, the
+// benchmark options (--exclusive unless exclusive_bench = false) and `--time` (time_limit,
+// else none: the partition's default). It blocks until the allocation is granted.
+std::string SallocCommand(const ExecutorSpec& executor, const std::string& job_name,
+                          const std::string& comment);
+// The allocation's id from salloc's messages ("salloc: Granted job allocation 45"), or "".
+std::string GrantedAllocation(const std::string& salloc_stderr);
+
 // What srun's stderr says about how Slurm ended the job.
 struct SlurmVerdict {
   enum class Kind { kNone, kCancelled, kTimeLimit, kPreempted, kNodeFailure, kRefused };
@@ -53,6 +68,11 @@ SlurmVerdict ReadSlurmVerdict(const std::string& stderr_text);
 // infrastructure failure (kTimedOut for its time limit, kSpawnError when Slurm refused it,
 // else kSignaled) with a one-line detail naming Slurm and the job. Sets r->job and r->executor.
 void ApplySlurmVerdict(const SlurmVerdict& verdict, const std::string& job_id, StepResult* r);
+
+// This user's queued and running jobs named `job_name` (squeue --name), oldest first; an error
+// (one line, from squeue) when Slurm could not be asked.
+Result<std::vector<ExecutorJob>> ListSlurmJobs(const std::string& job_name,
+                                               const std::map<std::string, std::string>& env);
 
 // Cancels every queued or running job named `job_name` of this user (scancel --name). `env` is
 // the environment for squeue/scancel (PATH, SLURM_CONF). Returns how many were listed first,

@@ -22,6 +22,14 @@ ExecutorSpec Slurm() {
   return e;
 }
 
+// An executable `dir`/bin/`name` running `script` (a stand-in for a Slurm client command).
+void StandIn(const std::string& dir, const std::string& name, const std::string& script) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir + "/bin");
+  std::ofstream(dir + "/bin/" + name) << script;
+  fs::permissions(dir + "/bin/" + name, fs::perms::owner_all);
+}
+
 SlurmRequest Request(const std::string& command) {
   SlurmRequest r;
   r.job_name = "arbor-toy-0123abcd";
@@ -43,8 +51,8 @@ TEST(SlurmCommand, CarriesTheCampaignOptionsAndExclusiveBenchmarks) {
   SlurmRequest r = Request("./bench");
   std::string build = SrunCommand(e, r);
   EXPECT_EQ(build.rfind("exec srun --job-name=arbor-toy-0123abcd --comment=n3/bench-1 "
-                        "--chdir=/shared/wt --export=ALL --nodes=1 --ntasks=1 --partition=gpu "
-                        "--account=perf --time=0:03:00 --gres=gpu:1 --constraint=a100 "
+                        "--nodes=1 --ntasks=1 --partition=gpu --account=perf --constraint=a100 "
+                        "--chdir=/shared/wt --export=ALL --time=0:03:00 --gres=gpu:1 "
                         "--qos=high /bin/sh -c ",
                         0),
             0u)
@@ -55,6 +63,40 @@ TEST(SlurmCommand, CarriesTheCampaignOptionsAndExclusiveBenchmarks) {
   EXPECT_EQ(SrunCommand(e, r).find("--exclusive"), std::string::npos);
   e.time_limit_s = 30;
   EXPECT_NE(SrunCommand(e, r).find("--time=0:01:00 "), std::string::npos);
+}
+
+// A measurement's benchmarks share one allocation: salloc holds the node (exclusive, with the
+// campaign's job options); each run is a step of it, without the job-level options.
+TEST(SlurmCommand, MeasurementAllocationAndItsSteps) {
+  ExecutorSpec e = Slurm();
+  e.partition = "gpu";
+  e.gres = "gpu:1";
+  e.extra = {"--cpus-per-task=4"};
+  EXPECT_EQ(SallocCommand(e, "arbor-toy-0123abcd", "n3/measure"),
+            "salloc --no-shell --job-name=arbor-toy-0123abcd --comment=n3/measure --nodes=1 "
+            "--ntasks=1 --partition=gpu --exclusive --gres=gpu:1 --cpus-per-task=4");
+  e.time_limit_s = 600;
+  e.exclusive_bench = false;
+  EXPECT_EQ(SallocCommand(e, "j", "n3/measure"),
+            "salloc --no-shell --job-name=j --comment=n3/measure --nodes=1 --ntasks=1 "
+            "--partition=gpu --time=0:10:00 --gres=gpu:1 --cpus-per-task=4");
+  SlurmRequest r = Request("./bench");
+  r.bench = true;
+  r.allocation = "45";
+  EXPECT_EQ(SrunCommand(e, r).rfind("exec srun --jobid=45 --nodes=1 --ntasks=1 --chdir=/shared/wt "
+                                    "--export=ALL --time=0:10:00 --gres=gpu:1 "
+                                    "--cpus-per-task=4 /bin/sh -c ",
+                                    0),
+            0u)
+      << SrunCommand(e, r);
+  EXPECT_EQ(GrantedAllocation("salloc: Pending job allocation 45\n"
+                              "salloc: job 45 queued and waiting for resources\n"
+                              "salloc: job 45 has been allocated resources\n"
+                              "salloc: Granted job allocation 45\n"),
+            "45");
+  EXPECT_EQ(GrantedAllocation("salloc: error: Job submit/allocate failed: Invalid partition\n"),
+            "");
+  EXPECT_EQ(GrantedAllocation("Granted job allocation 9 (printed by a command)\n"), "");
 }
 
 TEST(SlurmCommand, TimeIsRoundedUpToWholeMinutes) {
@@ -75,13 +117,9 @@ TEST(SlurmCommand, JobNameIsPerCampaignState) {
 TEST(SlurmCommand, WrapperRunsTheCommandRecordsTheJobAndAppliesLimits) {
   namespace fs = std::filesystem;
   std::string dir = fs::temp_directory_path() / ("arbor-slurm-test-" + std::to_string(getpid()));
-  fs::create_directories(dir + "/bin");
-  {
-    std::ofstream srun(dir + "/bin/srun");
-    srun << "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
-            "SLURM_JOB_ID=77 exec \"$@\"\n";
-  }
-  fs::permissions(dir + "/bin/srun", fs::perms::owner_all);
+  StandIn(dir, "srun",
+          "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
+          "SLURMD_NODENAME=cn7 SLURM_JOB_ID=77 exec \"$@\"\n");
   SlurmRequest r = Request("echo \"it's $X\"; ulimit -v; ulimit -t");
   r.job_id_file = dir + "/slurm-job";
   r.memory_limit_mb = 512;
@@ -93,7 +131,39 @@ TEST(SlurmCommand, WrapperRunsTheCommandRecordsTheJobAndAppliesLimits) {
   EXPECT_EQ(run->out, "it's a b\n524288\n30\n");
   auto id = ReadFileBounded(dir + "/slurm-job");
   ASSERT_TRUE(id.ok());
-  EXPECT_EQ(*id, "77\n");
+  EXPECT_EQ(*id, "77 cn7 0\n");
+  fs::remove_all(dir);
+}
+
+// squeue's tab-separated lines become jobs; a failing squeue is one line naming its error.
+TEST(SlurmJobs, ListedFromSqueueOrOneLineWhenSlurmCannotBeAsked) {
+  namespace fs = std::filesystem;
+  std::string dir = fs::temp_directory_path() / ("arbor-squeue-test-" + std::to_string(getpid()));
+  StandIn(dir, "squeue",
+          "#!/bin/sh\n"
+          "[ -e \"$0.fail\" ] && { echo 'slurm_load_jobs error: Unable to contact' >&2; exit 1; }\n"
+          "echo \"$*\" > \"$0.args\"\n"
+          "printf '41\\tRUNNING\\tn3/bench-2\\t0:07\\tcn7\\n'\n"
+          "printf '42\\tPENDING\\t(null)\\t0:00\\t\\n'\n");
+  std::map<std::string, std::string> env = {{"PATH", dir + "/bin:/usr/bin:/bin"}};
+  auto jobs = ListSlurmJobs("arbor-toy-0123abcd", env);
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, "41");
+  EXPECT_EQ((*jobs)[0].state, "RUNNING");
+  EXPECT_EQ((*jobs)[0].comment, "n3/bench-2");
+  EXPECT_EQ((*jobs)[0].elapsed, "0:07");
+  EXPECT_EQ((*jobs)[0].nodes, "cn7");
+  EXPECT_EQ((*jobs)[1].comment, "");
+  EXPECT_EQ((*jobs)[1].nodes, "");
+  auto args = ReadFileBounded(dir + "/bin/squeue.args");
+  ASSERT_TRUE(args.ok());
+  EXPECT_NE(args->find("--name=arbor-toy-0123abcd"), std::string::npos) << *args;
+  std::ofstream(dir + "/bin/squeue.fail") << "";
+  auto failed = ListSlurmJobs("arbor-toy-0123abcd", env);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "squeue failed: slurm_load_jobs error: Unable to contact");
+  EXPECT_EQ(CancelSlurmJobs("arbor-toy-0123abcd", env), -1);
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 #include "app/campaign.h"
 #include "app/paths.h"
 #include "app/reading.h"
+#include "app/slurm.h"
 #include "arbor/exit_codes.h"
 #include "store/sqlite_store.h"
 
@@ -49,6 +50,13 @@ Result<std::string> StatusCommand(const ViewOptions& options) {
   if (!opened.ok()) return opened.error();
   auto view = LoadCampaignView(&*opened);
   if (!view.ok()) return view.error();
+  if (opened->spec.executor.kind == ExecutorSpec::Kind::kSlurm) {
+    // The campaign's jobs as Slurm sees them; a Slurm that cannot be asked costs one line.
+    auto jobs =
+        ListSlurmJobs(SlurmJobName(opened->spec.name, opened->paths.state_dir), SlurmClientEnv());
+    view->jobs = jobs.ok() ? std::move(*jobs) : std::vector<ExecutorJob>{};
+    if (!jobs.ok()) view->jobs_error = jobs.error().message;
+  }
   if (options.json) return StatusJson(*view).dump() + "\n";
   return StatusText(*view);
 }

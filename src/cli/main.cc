@@ -11,6 +11,7 @@
 #include "app/campaign.h"
 #include "app/kb_commands.h"
 #include "app/report.h"
+#include "app/stop.h"
 #include "arbor/exit_codes.h"
 #include "util/duration.h"
 
@@ -117,6 +118,14 @@ int Main(int argc, char** argv) {
   auto* resume = app.add_subcommand("resume", "continue an existing campaign");
   add_run_options(resume);
 
+  StopOptions stop_opts;
+  std::string stop_timeout = "60s";
+  auto* stop = app.add_subcommand("stop", "stop a running campaign after its current step");
+  stop->add_option("file", stop_opts.file, "campaign file");
+  stop->add_option("--timeout", stop_timeout,
+                   "how long the current step may take before the run leaves at once (default "
+                   "60s)");
+
   ViewOptions view;
   std::string format = "ascii";
   auto* status = app.add_subcommand("status", "summary of a campaign");
@@ -184,6 +193,15 @@ int Main(int argc, char** argv) {
       if (s.ok()) std::fputs(s->c_str(), stdout);
     }
     return *r;
+  }
+  if (*stop) {
+    auto t = ParseDuration(stop_timeout);
+    if (!t.ok()) {
+      std::fprintf(stderr, "arbor: --timeout: %s\n", t.error().message.c_str());
+      return kExitUsage;
+    }
+    stop_opts.timeout_s = *t;
+    return Print(StopCommand(stop_opts));
   }
   if (*status) return Print(StatusCommand(view));
   if (*tree) {

@@ -18,6 +18,7 @@ void LoseFirstFastBench(Rig* rig, int* lost) {
     Measurement m;
     m.step.executor = "slurm";
     m.step.job = std::to_string(100 + call);
+    m.step.host = "cn7";
     m.step.duration_s = 1;
     if (ctx.env.count("FAST") != 0 && *lost == 0) {
       ++*lost;
@@ -79,6 +80,8 @@ TEST(InfrastructureTest, EveryJobIsRecordedOnItsNode) {
     ++jobs;
     EXPECT_NE(e.node, kNoNode);
     EXPECT_NE(e.data.find("\"executor\":\"slurm\""), std::string::npos) << e.data;
+    EXPECT_NE(e.data.find("\"host\":\"cn7\""), std::string::npos) << e.data;
+    EXPECT_NE(e.message.find(" on cn7 ("), std::string::npos) << e.message;
     if (e.data.find("\"infrastructure\":true") != std::string::npos) lost_recorded = true;
   }
   EXPECT_EQ(jobs, rig.target.benches) << "one job event per benchmark run";
@@ -89,6 +92,19 @@ TEST(InfrastructureTest, LocalRunsRecordNoJobs) {
   Rig rig;
   ASSERT_TRUE(rig.Run().ok());
   for (const Event& e : rig.store.events()) EXPECT_NE(e.kind, "job");
+}
+
+// Every benchmark run happens inside a measurement (Target::BeginMeasurement/EndMeasurement),
+// nothing else runs inside one, and each one ends, also when a run in it is lost.
+TEST(InfrastructureTest, BenchmarksRunInsideBalancedMeasurements) {
+  Rig rig;
+  int lost = 0;
+  LoseFirstFastBench(&rig, &lost);
+  ASSERT_TRUE(rig.Run().ok());
+  EXPECT_GT(rig.target.measurements, 2);
+  EXPECT_LT(rig.target.measurements, rig.target.benches) << "A/B arms share one measurement";
+  EXPECT_EQ(rig.target.open_measurements, 0);
+  EXPECT_EQ(rig.target.contract_violations, 0);
 }
 
 }  // namespace

@@ -43,10 +43,12 @@ Event JobEvent(NodeId node, const std::string& label, const StepResult& r) {
   e.kind = "job";
   std::string exit(ExitKindName(r.kind));
   std::string executor = r.executor.empty() ? "executor" : r.executor;
-  e.message = label + " ran as " + executor + " job " + r.job + " (" + exit +
+  e.message = label + " ran as " + executor + " job " + r.job +
+              (r.host.empty() ? "" : " on " + r.host) + " (" + exit +
               (r.infrastructure ? ", lost by the infrastructure" : "") + ")";
   e.data = "{\"label\":" + JsonString(label) + ",\"executor\":" + JsonString(executor) +
-           ",\"job\":" + JsonString(r.job) + ",\"exit\":" + JsonString(exit) +
+           ",\"job\":" + JsonString(r.job) + ",\"host\":" + JsonString(r.host) +
+           ",\"exit\":" + JsonString(exit) +
            ",\"infrastructure\":" + (r.infrastructure ? "true" : "false") + "}";
   return e;
 }

@@ -20,6 +20,8 @@ class JobRecordingTarget : public Target {
   Measurement Check(const RunContext& ctx) override;
   Measurement Bench(const RunContext& ctx) override;
   ProfileResult Profile(const RunContext& ctx) override;
+  void BeginMeasurement(NodeId node) override { inner_->BeginMeasurement(node); }
+  void EndMeasurement(NodeId node) override { inner_->EndMeasurement(node); }
 
  private:
   void Note(const RunContext& ctx, const StepResult& r) const;
@@ -27,8 +29,9 @@ class JobRecordingTarget : public Target {
   OnRun on_run_;
 };
 
-// The "job" event of one run: message "bench-2 ran as slurm job 41 (ok)", data
-// {"label":"bench-2","executor":"slurm","job":"41","exit":"ok"}.
+// The "job" event of one run: message "bench-2 ran as slurm job 41 on cn7 (ok)", data
+// {"label":"bench-2","executor":"slurm","job":"41","host":"cn7","exit":"ok",
+// "infrastructure":false} ("host" is "" when the executor could not tell).
 Event JobEvent(NodeId node, const std::string& label, const StepResult& r);
 
 }  // namespace arbor

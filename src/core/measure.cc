@@ -4,6 +4,7 @@
 // Every sample is stored as it is taken; after a kill the decisions are recomputed from the
 // stored samples (the gate is deterministic for a given seed), so nothing is measured twice.
 #include <algorithm>
+#include <optional>
 
 #include "core/critic_gate.h"
 #include "core/orchestrator.h"
@@ -35,6 +36,8 @@ Status Orchestrator::BenchSelf(Node* node) {
   if (!all.ok()) return all.error();
   std::vector<Sample> done = SamplesOfArm(*all, "self");
   int reps = std::max(1, spec_.metric.repetitions) * (preflight ? 2 : 1);
+  std::optional<MeasurementScope> scope;
+  if (static_cast<int>(done.size()) < reps) scope.emplace(ports_.target, node->id);
   for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
     if (stop_requested_.load()) return {};
     RunContext ctx = Context(*node, "bench-" + std::to_string(rep));
@@ -119,6 +122,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     return std::optional<Sample>(s);
   };
 
+  // Both arms on the same machine when the executor can hold one (Target::BeginMeasurement).
+  MeasurementScope scope(ports_.target, node->id);
   // Warm-up: one discarded run of each arm (caches, page faults, CPU frequency).
   if (base.empty() && cand.empty()) {
     for (bool is_base : {true, false}) {
@@ -296,6 +301,10 @@ Status Orchestrator::ConfirmFinal() {
   std::vector<Sample> base = SamplesOfArm(*all, "final-base");
   std::vector<Sample> cand = SamplesOfArm(*all, "final-cand");
   int reps = Repetitions();
+  std::optional<MeasurementScope> scope;
+  if (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
+    scope.emplace(ports_.target, best.id);
+  }
   while (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
     if (stop_requested_.load()) return {};
     int i = static_cast<int>(std::min(base.size(), cand.size()));

@@ -136,6 +136,7 @@ struct StepResult {
   // executor's name ("slurm"); recorded as a "job" event on the node.
   std::string job;
   std::string executor;
+  std::string host;  // the machine the job ran on, as the executor names it ("" when unknown)
   bool ok() const { return kind == ExitKind::kOk; }
 };
 
@@ -157,6 +158,28 @@ class Target {
   virtual Measurement Check(const RunContext& ctx) = 0;
   virtual Measurement Bench(const RunContext& ctx) = 0;
   virtual ProfileResult Profile(const RunContext& ctx) = 0;
+  // The benchmark runs of one measurement of `node` (the baseline's runs, an interleaved A/B
+  // of both arms, the final confirmation) happen between these two calls, with no other
+  // command in between: an executor may hold one machine for all of them so that both arms are
+  // measured on the same hardware. Every BeginMeasurement is followed by one EndMeasurement
+  // (also when a run fails or the campaign stops). The defaults do nothing.
+  virtual void BeginMeasurement(NodeId /*node*/) {}
+  virtual void EndMeasurement(NodeId /*node*/) {}
+};
+
+// Calls BeginMeasurement now and EndMeasurement when it goes out of scope.
+class MeasurementScope {
+ public:
+  MeasurementScope(Target* target, NodeId node) : target_(target), node_(node) {
+    target_->BeginMeasurement(node_);
+  }
+  ~MeasurementScope() { target_->EndMeasurement(node_); }
+  MeasurementScope(const MeasurementScope&) = delete;
+  MeasurementScope& operator=(const MeasurementScope&) = delete;
+
+ private:
+  Target* target_;
+  NodeId node_;
 };
 
 // ---- Specialist: implements one action in a worktree. ---------------------------------------

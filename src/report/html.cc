@@ -271,9 +271,12 @@ std::string NodesSection(const ReportInput& in) {
   }
   out += "</table><h4>Details</h4>";
   static const std::vector<LogExcerpt> kNoLogs;
+  static const std::vector<JobPlace> kNoPlaces;
   for (const Node* n : listed) {
     auto it = in.logs.find(n->id);
-    out += NodeDetailHtml(*n, it == in.logs.end() ? kNoLogs : it->second);
+    auto placed = in.places.find(n->id);
+    out += NodeDetailHtml(*n, it == in.logs.end() ? kNoLogs : it->second,
+                          placed == in.places.end() ? kNoPlaces : placed->second);
   }
   return out + "</section>";
 }

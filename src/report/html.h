@@ -40,6 +40,7 @@ struct ReportInput {
   std::string diff;       // the final diff: baseline commit .. arbor/<campaign>
   std::string best_env;   // arbor-best.env on arbor/<campaign>
   std::map<NodeId, std::vector<LogExcerpt>> logs;
+  std::map<NodeId, std::vector<JobPlace>> places;  // cluster executors: where runs went
   size_t max_node_rows = 2000;
   size_t max_curve_points = 2000;
   bool live = false;      // the dashboard's page: adds the polling script
@@ -59,7 +60,9 @@ enum class CurveAxis { kNodes, kTime };
 std::string CurveSvg(const nlohmann::json& curve, CurveAxis axis);
 
 // The details of one node: score terms at dispatch, the Critic's verdict, constraints it
-// published, the specialist's summary and its log excerpts. A <details id="node-ID">.
-std::string NodeDetailHtml(const Node& node, const std::vector<LogExcerpt>& logs);
+// published, the specialist's summary, where its runs went (a cluster executor's hosts and
+// jobs) and its log excerpts. A <details id="node-ID">.
+std::string NodeDetailHtml(const Node& node, const std::vector<LogExcerpt>& logs,
+                           const std::vector<JobPlace>& places = {});
 
 }  // namespace arbor

@@ -175,7 +175,8 @@ std::string CurveSvg(const nlohmann::json& curve, CurveAxis axis) {
   return out;
 }
 
-std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs) {
+std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs,
+                           const std::vector<JobPlace>& places) {
   std::string out = "<details class=\"node-detail\" id=\"node-" + std::to_string(n.id) + "\">";
   out += "<summary><span class=\"badge o-" + std::string(OutcomeName(n.outcome)) + "\">" +
          std::string(OutcomeName(n.outcome)) + "</span> #" + std::to_string(n.id) + " " +
@@ -192,6 +193,7 @@ std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs) {
   if (!n.commit.empty()) out += Row("commit", n.commit);
   if (!n.diagnosis.empty()) out += Row("diagnosis", n.diagnosis);
   if (!n.summary.empty()) out += Row("specialist", n.summary);
+  for (const std::string& line : PlacesByHost(places)) out += Row("ran on", line);
   out += "</table>";
 
   if (report::HasScore(n)) {

@@ -55,6 +55,16 @@ TEST(ReportHtml, HasEverySectionAndARowPerNode) {
   EXPECT_EQ(html.find("<script"), std::string::npos) << "the static report needs no script";
 }
 
+TEST(ReportHtml, NodeDetailsSayWhereTheRunsWent) {
+  ReportInput in = SampleInput();
+  in.places[2] = {{"base-0", "slurm", "45.0", "cn<7>"}, {"cand-0", "slurm", "45.1", "cn<7>"}};
+  std::string html = ReportHtml(in);
+  EXPECT_NE(html.find("<tr><th>ran on</th><td>cn&lt;7&gt;: 2 runs in Slurm job(s) 45.0, 45.1"
+                      "</td></tr>"),
+            std::string::npos);
+  EXPECT_EQ(Count(html, "<tr><th>ran on</th>"), 1u) << "only the node with job events";
+}
+
 TEST(ReportHtml, NoExternalUrl) {
   std::string html = ReportHtml(SampleInput());
   EXPECT_EQ(html.find("http://"), std::string::npos);

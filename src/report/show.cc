@@ -162,6 +162,9 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
   if (!c.flags.empty()) Field(out, "flags", Join(c.flags, ", "));
   for (const Constraint& k : c.constraints) Field(out, "constraint", DescribeConstraint(k));
   if (!node.summary.empty()) Field(out, "summary", node.summary);
+  for (const std::string& line : PlacesByHost(JobPlaces(SortedEvents(events)))) {
+    Field(out, "ran on", line);
+  }
   AppendAgent(node.agent, out);
   AppendSamples(samples, out);
   AppendProfile(profile, out);
@@ -202,6 +205,11 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
     event_list.push_back(
         {{"id", e.id}, {"t", e.t}, {"kind", e.kind}, {"message", e.message}, {"data", data}});
   }
+  nlohmann::json ran_on = nlohmann::json::array();
+  for (const JobPlace& p : JobPlaces(SortedEvents(events))) {
+    ran_on.push_back(
+        {{"label", p.label}, {"executor", p.executor}, {"job", p.job}, {"host", p.host}});
+  }
   nlohmann::json out = {
       {"id", node.id},
       {"parent", node.parent == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(node.parent)},
@@ -228,6 +236,7 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
       {"samples", std::move(sample_list)},
       {"profile", std::move(profile_json)},
       {"events", std::move(event_list)},
+      {"ran_on", std::move(ran_on)},
   };
   if (!node.agent.empty()) out["agent"] = report::AgentJson(node.agent);
   return out;

@@ -58,7 +58,8 @@ TEST(ShowJsonTest, Shape) {
           {"id": 10, "t": 10.0, "kind": "dispatched", "message": "dispatched compiler.O2",
            "data": "not json"},
           {"id": 11, "t": 40.5, "kind": "kept", "message": "kept: +50.0%",
-           "data": {"p": 0.01}}]})");
+           "data": {"p": 0.01}}],
+      "ran_on": []})");
   // Percent is share * 100 in floating point; compare those separately.
   for (auto& c : show["profile"]["components"])
     c["percent"] = std::round(c["percent"].get<double>());
@@ -166,6 +167,36 @@ TEST(ShowTextTest, DiagnosisOfFailedNode) {
   EXPECT_NE(text.find("  diagnosis build failed: error: \"v4sf\""), std::string::npos) << text;
   EXPECT_NE(text.find("samples (0)\n"), std::string::npos);
   EXPECT_EQ(text.find("profile"), std::string::npos);
+}
+
+// Where a node's runs went, from its "job" events (a cluster executor), in show and show --json.
+TEST(ShowTest, RanOnListsTheHostsOfItsJobs) {
+  ShowInputs in = SampleInputs();
+  auto job = [](int64_t id, const std::string& label, const std::string& job,
+                const std::string& host) {
+    return Event{id,
+                 2,
+                 "job",
+                 label + " ran as slurm job " + job,
+                 R"({"label":")" + label + R"(","executor":"slurm","job":")" + job +
+                     R"(","host":")" + host + R"(","exit":"ok","infrastructure":false})",
+                 static_cast<double>(id)};
+  };
+  in.events.push_back(job(20, "build", "40", "cn1"));
+  in.events.push_back(job(21, "base-0", "45.0", "cn7"));
+  in.events.push_back(job(22, "cand-0", "45.1", "cn7"));
+  in.events.push_back(Event{23, 2, "job", "old event", R"({"label":"check","job":"39"})", 23});
+  std::string text = ShowText(in.node, in.samples, in.profile, in.events);
+  EXPECT_NE(text.find("  ran on    cn1: 1 run in Slurm job(s) 40\n"
+                      "  ran on    cn7: 2 runs in Slurm job(s) 45.0, 45.1\n"
+                      "  ran on    (host not recorded): 1 run in job(s) 39\n"),
+            std::string::npos)
+      << text;
+  nlohmann::json show = ShowJson(in.node, in.samples, in.profile, in.events);
+  ASSERT_EQ(show["ran_on"].size(), 4u) << show["ran_on"].dump();
+  EXPECT_EQ(show["ran_on"][1], nlohmann::json::parse(R"({"label": "base-0", "executor": "slurm",
+      "job": "45.0", "host": "cn7"})"));
+  EXPECT_EQ(show["ran_on"][3]["host"], "");
 }
 
 }  // namespace

@@ -80,6 +80,18 @@ Summary Summarize(const CampaignView& view) {
   return s;
 }
 
+std::string JobsText(const CampaignView& view) {
+  if (!view.jobs) return "";
+  if (!view.jobs_error.empty()) return "jobs      unknown: " + view.jobs_error + "\n";
+  if (view.jobs->empty()) return "jobs      none queued or running\n";
+  std::string out = "jobs      " + std::to_string(view.jobs->size()) + " queued or running\n";
+  for (const ExecutorJob& j : *view.jobs) {
+    out += "  " + j.id + "  " + j.state + "  " + (j.comment.empty() ? "-" : j.comment) + "  " +
+           j.elapsed + "  " + (j.nodes.empty() ? "-" : j.nodes) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json StatusJson(const CampaignView& view) {
@@ -102,7 +114,7 @@ nlohmann::json StatusJson(const CampaignView& view) {
       best["ci_high"] = view.meta.final_ci_high;
     }
   }
-  return {
+  nlohmann::json out = {
       {"campaign", view.meta.name},
       {"state", view.meta.state},
       {"stop_reason", report::OptionalString(view.meta.stop_reason)},
@@ -126,6 +138,19 @@ nlohmann::json StatusJson(const CampaignView& view) {
         {"completion_tokens", view.meta.llm_completion_tokens},
         {"cost", view.meta.llm_cost}}},
   };
+  if (view.jobs) {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const ExecutorJob& j : *view.jobs) {
+      jobs.push_back({{"id", j.id},
+                      {"state", j.state},
+                      {"comment", j.comment},
+                      {"elapsed", j.elapsed},
+                      {"nodes", j.nodes}});
+    }
+    out["jobs"] = view.jobs_error.empty() ? jobs : nlohmann::json(nullptr);
+    if (!view.jobs_error.empty()) out["jobs_error"] = view.jobs_error;
+  }
+  return out;
 }
 
 std::string StatusText(const CampaignView& view) {
@@ -180,7 +205,7 @@ std::string StatusText(const CampaignView& view) {
   std::vector<std::string> keys;
   for (const Node* n : s.path) keys.push_back(n == s.root ? "baseline" : n->CandidateKey());
   out += "path      " + (keys.empty() ? std::string("-") : Join(keys, " → ")) + "\n";
-  return out;
+  return out + JobsText(view);
 }
 
 }  // namespace arbor

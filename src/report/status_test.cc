@@ -114,5 +114,45 @@ TEST(StatusTextTest, LlmUsageLineOnlyWhenTokensWereSpent) {
   EXPECT_EQ(StatusText(SampleView()).find("llm"), std::string::npos);
 }
 
+TEST(StatusJobsTest, LocalCampaignsShowNoJobs) {
+  CampaignView view = SampleView();
+  EXPECT_FALSE(StatusJson(view).contains("jobs"));
+  EXPECT_EQ(StatusText(view).find("jobs"), std::string::npos);
+}
+
+TEST(StatusJobsTest, ClusterJobsInTextAndJson) {
+  CampaignView view = SampleView();
+  view.jobs = std::vector<ExecutorJob>{{"41", "RUNNING", "n3/bench-2", "0:07", "arbornode"},
+                                       {"42", "PENDING", "n3/bench-3", "0:00", ""}};
+  nlohmann::json j = StatusJson(view);
+  ASSERT_TRUE(j["jobs"].is_array());
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  EXPECT_EQ(j["jobs"][0], nlohmann::json::parse(R"({"id": "41", "state": "RUNNING",
+      "comment": "n3/bench-2", "elapsed": "0:07", "nodes": "arbornode"})"));
+  EXPECT_FALSE(j.contains("jobs_error"));
+  std::string text = StatusText(view);
+  EXPECT_NE(text.find("jobs      2 queued or running\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  41  RUNNING  n3/bench-2  0:07  arbornode\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  42  PENDING  n3/bench-3  0:00  -\n"), std::string::npos) << text;
+  view.jobs->clear();
+  EXPECT_NE(StatusText(view).find("jobs      none queued or running\n"), std::string::npos);
+  EXPECT_EQ(StatusJson(view)["jobs"], nlohmann::json::array());
+}
+
+TEST(StatusJobsTest, UnknownJobsAreOneLineAndTheRestStays) {
+  CampaignView view = SampleView();
+  view.jobs = std::vector<ExecutorJob>{};
+  view.jobs_error = "squeue failed: slurm_load_jobs error";
+  std::string text = StatusText(view);
+  EXPECT_NE(text.find("path      "), std::string::npos) << text;
+  EXPECT_NE(text.find("jobs      unknown: squeue failed: slurm_load_jobs error\n"),
+            std::string::npos)
+      << text;
+  nlohmann::json j = StatusJson(view);
+  EXPECT_TRUE(j["jobs"].is_null());
+  EXPECT_EQ(j["jobs_error"], "squeue failed: slurm_load_jobs error");
+  EXPECT_EQ(j["campaign"], "toy");
+}
+
 }  // namespace
 }  // namespace arbor

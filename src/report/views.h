@@ -20,6 +20,15 @@
 
 namespace arbor {
 
+// A job a cluster executor has queued or running for the campaign (Slurm: `squeue`).
+struct ExecutorJob {
+  std::string id;
+  std::string state;    // "PENDING", "RUNNING", ...
+  std::string comment;  // which node and run: "n12/bench-3"
+  std::string elapsed;  // as the executor prints it ("1:02")
+  std::string nodes;    // where it runs (empty while pending)
+};
+
 // What the status views need: the stored campaign facts plus the parts of the spec that give
 // them meaning.
 struct CampaignView {
@@ -30,11 +39,16 @@ struct CampaignView {
   std::optional<double> target;
   int max_nodes = 0;
   double max_time_s = 0;
+  // Cluster executors only; nullopt for a local campaign (the views then show no jobs).
+  std::optional<std::vector<ExecutorJob>> jobs;
+  std::string jobs_error;  // the executor could not be asked: the jobs are unknown
 };
 
 // `arbor status --json`. "best" is the incumbent (the kept chain from the root, latest kept
 // child at each level, as Tree::Incumbent); it is the root itself while nothing is kept.
 // Besides the documented fields, "nodes" also counts "pending" so the counts add up to total.
+// With a cluster executor, "jobs" lists its queued/running jobs (null when they are unknown,
+// with "jobs_error" saying why).
 nlohmann::json StatusJson(const CampaignView& view);
 // A compact human summary: state, counts, baseline -> best with speedup, elapsed, kept path.
 std::string StatusText(const CampaignView& view);
@@ -65,5 +79,18 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
                      const std::optional<Profile>& profile, const std::vector<Event>& events);
 nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
                         const std::optional<Profile>& profile, const std::vector<Event>& events);
+
+// Where one run of a node went, read from its "job" event (a cluster executor's run;
+// docs/store-schema.md). `host` is "" for events written before hosts were recorded.
+struct JobPlace {
+  std::string label;  // "build", "bench-3", "confirm-cand-1", ...
+  std::string executor;
+  std::string job;
+  std::string host;
+};
+// The "job" events among `events`, in their order; other events are skipped.
+std::vector<JobPlace> JobPlaces(const std::vector<Event>& events);
+// One line per host, in order of first use: "cn7: 9 runs in Slurm job(s) 41, 42".
+std::vector<std::string> PlacesByHost(const std::vector<JobPlace>& places);
 
 }  // namespace arbor

@@ -108,16 +108,19 @@ StepResult Failed(double seconds, int code) {
 
 StepResult FakeTarget::Build(const RunContext& ctx) {
   ++builds;
+  contract_violations += open_measurements > 0 ? 1 : 0;
   return build_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 2);
 }
 
 Measurement FakeTarget::Check(const RunContext& ctx) {
+  contract_violations += open_measurements > 0 ? 1 : 0;
   Measurement m;
   m.step = check_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 1);
   return m;
 }
 
 Measurement FakeTarget::Bench(const RunContext& ctx) {
+  contract_violations += open_measurements > 0 ? 0 : 1;
   if (bench) return bench(ctx, benches++);
   ++benches;
   Measurement m;
@@ -134,6 +137,7 @@ Measurement FakeTarget::Bench(const RunContext& ctx) {
 }
 
 ProfileResult FakeTarget::Profile(const RunContext& ctx) {
+  contract_violations += open_measurements > 0 ? 1 : 0;
   ProfileResult r;
   r.step = Ok(step_seconds);
   if (profile) r.profile = profile(ctx.env);

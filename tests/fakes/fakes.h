@@ -83,11 +83,26 @@ class FakeTarget : public Target {
   double step_seconds = 1;  // reported duration of every step
   int builds = 0;
   int benches = 0;
+  // BeginMeasurement/EndMeasurement bookkeeping: how many began, how many are open now, and
+  // the calls that broke the contract (a benchmark outside a measurement, another command or
+  // a nested Begin inside one, an End without a Begin).
+  int measurements = 0;
+  int open_measurements = 0;
+  int contract_violations = 0;
 
   StepResult Build(const RunContext& ctx) override;
   Measurement Check(const RunContext& ctx) override;
   Measurement Bench(const RunContext& ctx) override;
   ProfileResult Profile(const RunContext& ctx) override;
+  void BeginMeasurement(NodeId) override {
+    ++measurements;
+    contract_violations += open_measurements > 0 ? 1 : 0;
+    ++open_measurements;
+  }
+  void EndMeasurement(NodeId) override {
+    contract_violations += open_measurements == 0 ? 1 : 0;
+    --open_measurements;
+  }
 };
 
 // Applies `env` actions; skips `agent` actions; fails actions whose id is in `fail`.

@@ -1,0 +1,115 @@
+// `arbor stop` (docs/cli.md): stops a running campaign after its current step (or at once when
+// the step outlasts --timeout), and the campaign continues to the same answer afterwards.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "campaign_checks.h"
+#include "harness.h"
+
+namespace arbor::integration {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Runs `arbor stop` until it finds the campaign running (bounded: the run takes the lock
+// within moments of starting), then returns its result.
+ProcResult StopOnceRunning(const TempWorkspace& ws, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"stop", "arbor.toml"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  ProcResult r;
+  for (int i = 0; i < 1200; ++i) {
+    r = ws.Arbor(args, {}, 900);
+    if (r.exit_code != 4) break;
+    usleep(20 * 1000);
+  }
+  return r;
+}
+
+TEST(IntegrationStop, StopsAfterTheCurrentStepAndTheCampaignContinuesToTheSameAnswer) {
+  auto ws = TempWorkspace::Toy();
+  ProcResult idle = ws->Arbor({"stop", "arbor.toml"});
+  EXPECT_EQ(idle.exit_code, 4) << idle.Describe();
+  EXPECT_TRUE(Contains(idle.err, "campaign 'toy' is not running (it has never run")) << idle.err;
+
+  auto run = ws->StartArbor({"run", "arbor.toml", "--quiet"});
+  ProcResult stop = StopOnceRunning(*ws);
+  ASSERT_EQ(stop.exit_code, 0) << stop.Describe();
+  EXPECT_TRUE(Contains(stop.out, "stopped campaign 'toy' (pid " + std::to_string(run->pid()) +
+                                     ") after its current step"))
+      << stop.out;
+  ProcResult stopped = run->Wait(60);
+  EXPECT_EQ(stopped.exit_code, 130) << "a stopped run exits as interrupted: " << stopped.Describe();
+  nlohmann::json status = ws->ArborJson({"status", "arbor.toml", "--json"});
+  EXPECT_EQ(status.value("state", ""), "stopped") << status.dump();
+
+  // The lock file stays, but nothing holds it.
+  ProcResult stale = ws->Arbor({"stop", "arbor.toml"});
+  EXPECT_EQ(stale.exit_code, 4) << stale.Describe();
+  EXPECT_TRUE(Contains(stale.err, "is not running (stale lock ")) << stale.err;
+
+  std::vector<TreeNode> at_stop = LoadTree(*ws);
+  std::map<int64_t, NodeRecord> before = RecordFinished(*ws, at_stop);
+  ProcResult resumed = ws->Arbor({"resume", "arbor.toml", "--quiet"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  ExpectToyFinished(*ws);
+  std::vector<TreeNode> nodes = LoadTree(*ws);
+  ExpectTreeInvariants(nodes);
+  ExpectPreserved(before, *ws);
+  ExpectToyOutcomes(*ws, nodes);
+}
+
+// A step that outlasts --timeout: a second SIGTERM makes the run leave at once, and `arbor run`
+// replays the step and reaches the answer of an uninterrupted run.
+TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
+  auto write = [](TempWorkspace* ws, const std::string& marker) {
+    ws->Write("bench.sh", "if [ -n \"$FAST\" ] && [ ! -e '" + marker + "' ]; then touch '" +
+                              marker +
+                              "'; sleep 400; fi\n"
+                              "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v*2))\n"
+                              "echo \"{\\\"v\\\": $v}\"\n");
+    ws->Write("arbor.toml",
+              "[campaign]\nname = \"st\"\nseed = 1\n"
+              "[target]\nbuild = \"true\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
+              "[metric]\nsource = \"json:v\"\nrepetitions = 3\n[search]\nmax_nodes = 6\n"
+              "[critic]\nmin_effect = 0.1\n"
+              "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
+              "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n"
+              "[[action]]\nid = \"app.noop\"\nlayer = \"application\"\ncategory = \"algo\"\n"
+              "speedup = 1.5\napply = { env = { NOOP = \"1\" } }\n");
+    ws->CommitAll();
+  };
+  TempWorkspace reference;
+  std::string ref_marker = reference.aux() + "/hung";
+  WriteFile(ref_marker, "");  // never hangs
+  write(&reference, ref_marker);
+  ProcResult ref = reference.Arbor({"run", "arbor.toml", "--quiet"});
+  ASSERT_EQ(ref.exit_code, 0) << ref.Describe();
+
+  TempWorkspace ws;
+  std::string marker = ws.aux() + "/hung";
+  write(&ws, marker);
+  auto run = ws.StartArbor({"run", "arbor.toml", "--quiet"});
+  for (int i = 0; i < 3000 && access(marker.c_str(), F_OK) != 0; ++i) usleep(100 * 1000);
+  ASSERT_EQ(access(marker.c_str(), F_OK), 0) << "the hanging benchmark never started";
+  ProcResult stop = ws.Arbor({"stop", "arbor.toml", "--timeout", "1s"});
+  ASSERT_EQ(stop.exit_code, 0) << stop.Describe();
+  EXPECT_TRUE(Contains(stop.out, "at once: its current step outlasted 1s")) << stop.out;
+  EXPECT_EQ(run->Wait(60).exit_code, 130);
+  ProcResult resumed = ws.Arbor({"run", "arbor.toml", "--quiet"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  std::vector<TreeNode> expected = LoadTree(reference);
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  ExpectTreeInvariants(nodes);
+  ASSERT_EQ(nodes.size(), expected.size()) << DescribeTree(nodes) << "vs\n"
+                                           << DescribeTree(expected);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i].Key(), expected[i].Key());
+    EXPECT_EQ(nodes[i].outcome, expected[i].outcome) << nodes[i].Key();
+  }
+  EXPECT_EQ(FindKey(nodes, "app.fast")->outcome, "kept") << DescribeTree(nodes);
+}
+
+}  // namespace
+}  // namespace arbor::integration
