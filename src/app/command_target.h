@@ -31,6 +31,11 @@ class CommandTarget : public Target {
   // first benchmark, released here), so both arms of an A/B run on the same node.
   void BeginMeasurement(NodeId node) override;
   void EndMeasurement(NodeId node) override;
+  // Locally a benchmark shares the machine with everything else Arbor runs, so builds wait
+  // for it (docs/lanes.md); a Slurm measurement has an exclusive allocation of its own.
+  bool MeasurementsNeedTheMachine() const override {
+    return spec_->executor.kind != ExecutorSpec::Kind::kSlurm;
+  }
 
   // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
   // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.

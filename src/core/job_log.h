@@ -22,9 +22,12 @@ class JobRecordingTarget : public Target {
   ProfileResult Profile(const RunContext& ctx) override;
   void BeginMeasurement(NodeId node) override { inner_->BeginMeasurement(node); }
   void EndMeasurement(NodeId node) override { inner_->EndMeasurement(node); }
+  bool MeasurementsNeedTheMachine() const override { return inner_->MeasurementsNeedTheMachine(); }
+  // Reports a run made through `inner` directly (a build lane's thread): the same as if it
+  // had been made through this decorator, but on the caller's thread.
+  void Note(const RunContext& ctx, const StepResult& r) const;
 
  private:
-  void Note(const RunContext& ctx, const StepResult& r) const;
   Target* inner_;
   OnRun on_run_;
 };

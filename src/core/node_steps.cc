@@ -111,6 +111,7 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
     events.push_back(MakeEvent(node->id, "constraint", DescribeConstraint(c)));
   }
   if (!node->critic.constraints.empty()) publishers_.push_back(node->id);
+  DiscardLane(node->id);
   ARBOR_TRY(Save(*node, std::move(events)));
   // The worktree is disposable once the outcome is recorded; kept states live in commits.
   if (prepared_node_ == node->id) {
@@ -295,7 +296,12 @@ Status Orchestrator::EnsureBuilt(Node* node, bool* failed) {
 Status Orchestrator::StepBuild(Node* node) {
   built_node_ = kNoNode;  // the build step always builds
   bool failed = false;
-  ARBOR_TRY(EnsureBuilt(node, &failed));
+  // A batch's node builds in a lane, concurrently with the others' (build_lane.cc).
+  if (!in_flight_.empty() || lanes_.count(node->id) != 0) {
+    ARBOR_TRY(BuildInLane(node, &failed));
+  } else {
+    ARBOR_TRY(EnsureBuilt(node, &failed));
+  }
   if (failed) return {};
   node->step = Step::kCheck;
   return Save(*node, {MakeEvent(node->id, "built", "build ok")});
@@ -305,7 +311,8 @@ Status Orchestrator::StepCheck(Node* node) {
   bool failed = false;
   ARBOR_TRY(EnsureBuilt(node, &failed));
   if (failed) return {};
-  Measurement m = ports_.target->Check(Context(*node, "check"));
+  std::optional<Measurement> ran = TakeLaneCheck(*node);
+  Measurement m = ran ? std::move(*ran) : ports_.target->Check(Context(*node, "check"));
   node->cost_s += m.step.duration_s;
   std::string flaky;
   if (m.step.kind == ExitKind::kSignaled) {

@@ -69,9 +69,11 @@ std::string DescribeStep(const StepResult& r) {
 Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
     : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {
   if (ports_.target != nullptr) {
+    // Builds and checks never share the machine with a measurement that needs it (lanes.h).
+    lane_target_ = std::make_unique<LaneTarget>(ports_.target);
     // Every run that names an executor's job is recorded on its node with the next Save.
     job_target_ = std::make_unique<JobRecordingTarget>(
-        ports_.target, [this](const RunContext& ctx, const StepResult& r) {
+        lane_target_.get(), [this](const RunContext& ctx, const StepResult& r) {
           Event e = JobEvent(ctx.node, ctx.label, r);
           e.t = CampaignTime();
           job_events_.push_back(std::move(e));

@@ -28,6 +28,7 @@
 #include "core/gate.h"
 #include "core/job_log.h"
 #include "core/kb.h"
+#include "core/lanes.h"
 #include "core/ports.h"
 #include "core/stats.h"
 #include "core/tree.h"
@@ -159,6 +160,29 @@ class Orchestrator {
   Status Redispatch(NodeId id, const std::string& why);
   Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
   std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
+  // Build lanes (src/core/build_lane.cc): a node's build, then its check, run on a thread of
+  // their own as soon as its implementation is recorded (search.parallel > 1); the node's
+  // build and check steps record their results in dispatch order, as if they had run then.
+  struct LaneRun {
+    std::string commit;  // what was built: a node re-dispatched since has a new one
+    std::string worktree;
+    RunContext build_ctx;
+    RunContext check_ctx;
+    std::future<void> done;
+    StepResult build;                  // set by the lane's thread before `done`
+    std::optional<Measurement> check;  // after a good build
+  };
+  void StartLane(const Node& node, const std::string& worktree);
+  // Waits for the node's lane, recording other implementations as they finish meanwhile.
+  Status AwaitLane(NodeId id);
+  // The build step of a batch's node through its lane (started now when it has none, or a
+  // stale one); `failed` as for EnsureBuilt.
+  Status BuildInLane(Node* node, bool* failed);
+  // The check the node's lane ran, if any (and then its lane is done).
+  std::optional<Measurement> TakeLaneCheck(const Node& node);
+  void DiscardLane(NodeId id);  // waits for its thread and drops what it did
+  std::unique_ptr<LaneTarget> lane_target_;  // the lane lock, around the Target port
+  std::map<NodeId, std::unique_ptr<LaneRun>> lanes_;  // after lane_target_: joined first
   Status Stop(const std::string& state, const std::string& reason);
 
   double CampaignTime();

@@ -7,6 +7,7 @@
 // benchmark, and the outcome does not depend on which thread finished first. Implementations
 // that finish while another node is measured are recorded at once (so a kill -9 keeps them);
 // a node whose base moved (a keep before its turn) is re-dispatched on the new incumbent.
+// A recorded node's build and check start at once in a lane of their own (build_lane.cc).
 #include <algorithm>
 #include <future>
 #include <utility>
@@ -62,6 +63,7 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
   std::vector<std::string> proposed = std::move(n.agent.proposed);
   n.agent = AgentNote{};
   n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
+  DiscardLane(id);  // a build of the old state
   ARBOR_TRY(ports_.workspace->Release(id));
   if (prepared_node_ == id) prepared_node_ = built_node_ = kNoNode;
   return Save(
@@ -92,6 +94,8 @@ Status Orchestrator::RecordReady(NodeId except) {
     NodeId keep_built = built_node_;
     SpecialistResult r = TakeResult(id);
     ARBOR_TRY(RecordApply(&copy, std::move(r)));
+    // Its build (and check) start right away, in its worktree (build_lane.cc).
+    if (copy.step == Step::kBuild) StartLane(copy, worktree_);
     // Recording another node must not disturb the one being measured.
     worktree_ = keep_worktree;
     prepared_node_ = keep_prepared;
@@ -134,6 +138,7 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
     if (flight->result.valid()) AddUsage(flight->result.get().usage);
   }
   in_flight_.clear();
+  while (!lanes_.empty()) DiscardLane(lanes_.begin()->first);
   return status;
 }
 

@@ -165,6 +165,11 @@ class Target {
   // (also when a run fails or the campaign stops). The defaults do nothing.
   virtual void BeginMeasurement(NodeId /*node*/) {}
   virtual void EndMeasurement(NodeId /*node*/) {}
+  // Whether a measurement (and a profile) needs the machine Arbor runs on to itself: true when
+  // commands run here, so no build or check of the campaign may run meanwhile (the Orchestrator's
+  // lane lock, core/lanes.h); false when each measurement gets its own exclusive machine
+  // elsewhere (a Slurm allocation), so builds go on while it runs.
+  virtual bool MeasurementsNeedTheMachine() const { return true; }
 };
 
 // Calls BeginMeasurement now and EndMeasurement when it goes out of scope.

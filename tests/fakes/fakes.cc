@@ -106,21 +106,90 @@ StepResult Failed(double seconds, int code) {
 }
 }  // namespace
 
-StepResult FakeTarget::Build(const RunContext& ctx) {
-  ++builds;
+bool FakeTarget::InsideOwnMeasurement() const {
+  return open_measurements > 0 && measuring_thread_ == std::this_thread::get_id();
+}
+
+void FakeTarget::Enter() {
+  ++active_;
+  max_concurrent_builds = std::max(max_concurrent_builds, active_);
+  overlaps += open_measurements > 0 ? 1 : 0;
+}
+
+void FakeTarget::Leave() { --active_; }
+
+bool FakeTarget::build_gathered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gathered_ && arrived_ >= build_gather;
+}
+
+std::vector<std::pair<NodeId, EnvOverlay>> FakeTarget::built() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return built_;
+}
+
+void FakeTarget::BeginMeasurement(NodeId) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++measurements;
   contract_violations += open_measurements > 0 ? 1 : 0;
-  return build_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 2);
+  ++open_measurements;
+  measuring_thread_ = std::this_thread::get_id();
+  overlaps += active_;
+  cv_.notify_all();
+}
+
+void FakeTarget::EndMeasurement(NodeId) {
+  std::lock_guard<std::mutex> lock(mu_);
+  contract_violations += open_measurements == 0 ? 1 : 0;
+  --open_measurements;
+}
+
+int FakeTarget::MeasurementsBegun() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return measurements;
+}
+
+bool FakeTarget::WaitForMeasurement(int after, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return measurements > after; });
+}
+
+StepResult FakeTarget::Build(const RunContext& ctx) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ++builds;
+  contract_violations += InsideOwnMeasurement() ? 1 : 0;
+  built_.emplace_back(ctx.node, ctx.env);
+  Enter();
+  if (on_build) {
+    lock.unlock();
+    on_build(ctx);
+    lock.lock();
+  }
+  if (arrived_++ < build_gather) {
+    cv_.notify_all();
+    if (!cv_.wait_for(lock, gather_timeout, [&] { return arrived_ >= build_gather; })) {
+      gathered_ = false;
+    }
+  }
+  StepResult r = build_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 2);
+  Leave();
+  return r;
 }
 
 Measurement FakeTarget::Check(const RunContext& ctx) {
-  contract_violations += open_measurements > 0 ? 1 : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  contract_violations += InsideOwnMeasurement() ? 1 : 0;
+  Enter();
   Measurement m;
   m.step = check_ok(ctx.env) ? Ok(step_seconds) : Failed(step_seconds, 1);
+  Leave();
   return m;
 }
 
 Measurement FakeTarget::Bench(const RunContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
   contract_violations += open_measurements > 0 ? 0 : 1;
+  overlaps += active_;
   if (bench) return bench(ctx, benches++);
   ++benches;
   Measurement m;
@@ -137,7 +206,9 @@ Measurement FakeTarget::Bench(const RunContext& ctx) {
 }
 
 ProfileResult FakeTarget::Profile(const RunContext& ctx) {
-  contract_violations += open_measurements > 0 ? 1 : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  contract_violations += InsideOwnMeasurement() ? 1 : 0;
+  overlaps += active_;
   ProfileResult r;
   r.step = Ok(step_seconds);
   if (profile) r.profile = profile(ctx.env);

@@ -2,7 +2,12 @@
 // networks. Each has an integration test of the real adapter beside it (store/, exec/, app/).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <map>
 #include <set>
 #include <string>
@@ -89,20 +94,49 @@ class FakeTarget : public Target {
   int measurements = 0;
   int open_measurements = 0;
   int contract_violations = 0;
+  // Builds and checks may come from several threads at once (build lanes, search.parallel >
+  // 1): all of the above is kept under a lock, and so is this. `measurements_need_machine`
+  // is what MeasurementsNeedTheMachine() says (true: the local executor).
+  bool measurements_need_machine = true;
+  int max_concurrent_builds = 0;  // builds and checks running at once, at most
+  // Times a build or check and a measurement or profile ran at the same time, on any threads.
+  int overlaps = 0;
+  // Called outside the lock during each Build (which counts as running meanwhile).
+  std::function<void(const RunContext&)> on_build;
+  // How many measurements began so far, and a wait (at most `timeout`) until more than
+  // `after` did; false if none began.
+  int MeasurementsBegun() const;
+  bool WaitForMeasurement(int after, std::chrono::milliseconds timeout);
+  // The first `build_gather` builds each wait (at most `gather_timeout`) until that many are
+  // running at once; build_gathered() then tells whether they were.
+  int build_gather = 0;
+  std::chrono::milliseconds gather_timeout{20000};
+  bool build_gathered() const;
+  // (node, env) of every Build, in the order they started.
+  std::vector<std::pair<NodeId, EnvOverlay>> built() const;
 
   StepResult Build(const RunContext& ctx) override;
   Measurement Check(const RunContext& ctx) override;
   Measurement Bench(const RunContext& ctx) override;
   ProfileResult Profile(const RunContext& ctx) override;
-  void BeginMeasurement(NodeId) override {
-    ++measurements;
-    contract_violations += open_measurements > 0 ? 1 : 0;
-    ++open_measurements;
-  }
-  void EndMeasurement(NodeId) override {
-    contract_violations += open_measurements == 0 ? 1 : 0;
-    --open_measurements;
-  }
+  void BeginMeasurement(NodeId) override;
+  void EndMeasurement(NodeId) override;
+  bool MeasurementsNeedTheMachine() const override { return measurements_need_machine; }
+
+ private:
+  // A build or check starts / ends (counts concurrency and overlaps with measurements).
+  void Enter();
+  void Leave();
+  // Another command from the thread that has a measurement open breaks the Target contract
+  // (other threads' builds may run meanwhile when measurements do not need the machine).
+  bool InsideOwnMeasurement() const;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int active_ = 0;  // builds and checks running now
+  int arrived_ = 0;
+  bool gathered_ = true;
+  std::thread::id measuring_thread_;
+  std::vector<std::pair<NodeId, EnvOverlay>> built_;
 };
 
 // Applies `env` actions; skips `agent` actions; fails actions whose id is in `fail`.

@@ -9,17 +9,20 @@
 // wins in either mode; only the order and the tree's shape differ.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "agent_campaign.h"
 #include "campaign_checks.h"
 #include "harness.h"
+#include "lane_scripts.h"
 
 namespace arbor::integration {
 namespace {
@@ -100,6 +103,91 @@ TEST(IntegrationParallel, SameAnswerAsSequentialAndAgentsOverlap) {
     EXPECT_EQ(AnyOverlap(runs), parallel > 1);
   }
   EXPECT_NEAR(best[1], best[3], 0.03 * best[1]);
+}
+
+// Build lanes (docs/lanes.md): with K = 3 two candidates' builds run at the same time, and no
+// benchmark run ever overlaps a build or a check (the local executor: a measurement needs the
+// machine). Shown without timing: a candidate's build waits for another one to be running
+// (lane_scripts.h), and every build, check and benchmark records its [start, end] from the same
+// clock.
+constexpr char kLaneWrap[] = R"SH(#!/bin/sh
+# $1: build | check | bench; the rest: the command. Logs [start, end] to @AUX@/lane-*.
+kind=$1; shift
+log=@AUX@/lane-$kind-$ARBOR_NODE-$$
+start=$(date +%s.%N)
+[ "$kind" = build ] && . @AUX@/meet.sh
+"$@"; rc=$?
+echo "$start $(date +%s.%N)" > "$log"
+exit $rc
+)SH";
+
+struct Interval {
+  std::string kind;
+  double start = 0;
+  double end = 0;
+};
+
+std::vector<Interval> LaneIntervals(const TempWorkspace& ws) {
+  std::vector<Interval> out;
+  for (const auto& entry : fs::directory_iterator(ws.aux())) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("lane-", 0) != 0) continue;
+    Interval i;
+    i.kind = name.substr(5, name.find('-', 5) - 5);
+    std::stringstream in(ReadFile(entry.path().string()));
+    in >> i.start >> i.end;
+    out.push_back(i);
+  }
+  return out;
+}
+
+std::string ReplaceOnce(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(IntegrationParallel, BuildsOverlapButNeverABenchmark) {
+  TempWorkspace ws;
+  WriteAgentCampaign(ws, "par", 3, /*agent_sleep_s=*/0.3, Actions());
+  std::string wrap = ws.aux() + "/lane.sh";
+  std::string script = kLaneWrap;
+  for (size_t at; (at = script.find("@AUX@")) != std::string::npos;) {
+    script.replace(at, 5, ws.aux());
+  }
+  WriteFile(wrap, script);
+  ASSERT_EQ(chmod(wrap.c_str(), 0755), 0);
+  std::string meet = kMeetAnotherBuild;
+  for (size_t at; (at = meet.find("@AUX@")) != std::string::npos;) meet.replace(at, 5, ws.aux());
+  WriteFile(ws.aux() + "/meet.sh", meet);
+  std::string toml = ReadFile(ws.repo() + "/arbor.toml");
+  toml = ReplaceOnce(toml, "build = \"cc -O0", "build = \"" + wrap + " build cc -O0");
+  toml = ReplaceOnce(toml, "check = \"./bench", "check = \"" + wrap + " check ./bench");
+  toml = ReplaceOnce(toml, "bench = \"./bench", "bench = \"" + wrap + " bench ./bench");
+  ws.Write("arbor.toml", toml);
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  ExpectFinished(ws, "par");
+  EXPECT_TRUE(fs::exists(ws.aux() + "/met")) << "no two candidates' builds ran at once";
+  std::vector<Interval> runs = LaneIntervals(ws);
+  int builds = 0, benches = 0;
+  for (const Interval& b : runs) {
+    if (b.kind != "bench") {
+      builds += b.kind == "build" ? 1 : 0;
+      continue;
+    }
+    ++benches;
+    for (const Interval& o : runs) {
+      if (o.kind == "bench") continue;
+      EXPECT_FALSE(b.start < o.end && o.start < b.end)
+          << "a benchmark [" << b.start << ", " << b.end << "] overlapped a " << o.kind << " ["
+          << o.start << ", " << o.end << "]";
+    }
+  }
+  EXPECT_GE(builds, 4);
+  EXPECT_GE(benches, 10);
 }
 
 // The nodes in flight at the kill are finished after the resume, under their own ids.
