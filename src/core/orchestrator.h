@@ -180,8 +180,8 @@ class Orchestrator {
   Status BuildInLane(Node* node, bool* failed);
   // The check the node's lane ran, if any (and then its lane is done).
   std::optional<Measurement> TakeLaneCheck(const Node& node);
-  void DiscardLane(NodeId id);  // waits for its thread and drops what it did
-  std::unique_ptr<LaneTarget> lane_target_;  // the lane lock, around the Target port
+  void DiscardLane(NodeId id);                        // waits for its thread and drops what it did
+  std::unique_ptr<LaneTarget> lane_target_;           // the lane lock, around the Target port
   std::map<NodeId, std::unique_ptr<LaneRun>> lanes_;  // after lane_target_: joined first
   Status Stop(const std::string& state, const std::string& reason);
 

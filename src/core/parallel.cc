@@ -63,7 +63,7 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
   std::vector<std::string> proposed = std::move(n.agent.proposed);
   n.agent = AgentNote{};
   n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
-  DiscardLane(id);  // a build of the old state
+  DiscardLane(id);                         // a build of the old state
   ARBOR_TRY(ports_.workspace->Release(id));
   if (prepared_node_ == id) prepared_node_ = built_node_ = kNoNode;
   return Save(

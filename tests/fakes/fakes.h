@@ -5,13 +5,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
-#include <thread>
-#include <utility>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/ports.h"

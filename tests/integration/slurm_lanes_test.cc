@@ -55,19 +55,21 @@ TEST(IntegrationSlurmLanes, BuildJobsRunTogetherAndBenchmarksNeverOverlap) {
     std::string var = std::string(id) == "app.fast" ? "FAST" : "X_" + std::string(id + 4);
     actions += std::string("[[action]]\nid = \"") + id +
                "\"\nlayer = \"application\"\ncategory = \"algo\"\nspeedup = 1.5\n"
-               "apply = { env = { " + var + " = \"1\" } }\n";
+               "apply = { env = { " +
+               var + " = \"1\" } }\n";
   }
-  ws.Write("arbor.toml", "[campaign]\nname = \"lanes\"\nseed = 1\n"
-                         "[target]\nbuild = \"sh build.sh\"\nbench = \"sh bench.sh\"\n"
-                         "timeout = \"10m\"\n"
-                         "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
-                         "[search]\nmax_nodes = 6\nparallel = 3\n[critic]\nmin_effect = 0.1\n" +
-                             actions + "\n[executor]\nkind = \"slurm\"\nshared_dir = \"" +
-                             ws.root() + "\"\n");
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"lanes\"\nseed = 1\n"
+           "[target]\nbuild = \"sh build.sh\"\nbench = \"sh bench.sh\"\n"
+           "timeout = \"10m\"\n"
+           "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
+           "[search]\nmax_nodes = 6\nparallel = 3\n[critic]\nmin_effect = 0.1\n" +
+               actions + "\n[executor]\nkind = \"slurm\"\nshared_dir = \"" + ws.root() + "\"\n");
   ws.CommitAll();
   ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 1800);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  EXPECT_TRUE(std::filesystem::exists(ws.aux() + "/met")) << "no two build jobs ran at the same time";
+  EXPECT_TRUE(std::filesystem::exists(ws.aux() + "/met"))
+      << "no two build jobs ran at the same time";
   // (ns, "start bench 12.0"), in time order: benchmarks open and close in pairs.
   std::vector<std::pair<long long, std::string>> benches;
   int builds = 0;
