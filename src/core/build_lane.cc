@@ -18,7 +18,6 @@ void Orchestrator::StartLane(const Node& node, const std::string& worktree) {
   DiscardLane(node.id);
   auto lane = std::make_unique<LaneRun>();
   lane->commit = node.commit;
-  lane->worktree = worktree;
   lane->build_ctx = ContextAt(node, worktree, "build");
   lane->check_ctx = ContextAt(node, worktree, "check");
   LaneRun* run = lane.get();
@@ -44,28 +43,17 @@ Status Orchestrator::BuildInLane(Node* node, bool* failed) {
   *failed = false;
   auto it = lanes_.find(node->id);
   if (it == lanes_.end() || it->second->commit != node->commit) {
-    if (prepared_node_ != node->id) {
-      auto wt = ports_.workspace->Prepare(node->id, node->commit);
-      if (!wt.ok()) return wt.error();
-      worktree_ = *wt;
-      prepared_node_ = node->id;
-    }
+    ARBOR_TRY(PrepareWorktree(*node));
     StartLane(*node, worktree_);
   }
   ARBOR_TRY(AwaitLane(node->id));
   LaneRun& lane = *lanes_.at(node->id);
-  worktree_ = lane.worktree;
+  worktree_ = lane.build_ctx.worktree;
   prepared_node_ = node->id;
   job_target_->Note(lane.build_ctx, lane.build);
-  node->cost_s += lane.build.duration_s;
-  if (!lane.build.ok()) {
-    StepResult r = lane.build;
-    lanes_.erase(node->id);
-    *failed = true;
-    return FailStep(node, "build", r, Outcome::kCrashed);
-  }
-  built_node_ = node->id;
-  return {};
+  StepResult r = lane.build;  // a copy: a failed build's lane is dropped before it is recorded
+  if (!r.ok()) lanes_.erase(node->id);
+  return RecordBuild(node, r, failed);
 }
 
 std::optional<Measurement> Orchestrator::TakeLaneCheck(const Node& node) {

@@ -277,13 +277,21 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
 Status Orchestrator::EnsureBuilt(Node* node, bool* failed) {
   *failed = false;
   if (built_node_ == node->id) return {};
-  if (prepared_node_ != node->id) {
-    auto wt = ports_.workspace->Prepare(node->id, node->commit);
-    if (!wt.ok()) return wt.error();
-    worktree_ = *wt;
-    prepared_node_ = node->id;
-  }
-  StepResult r = ports_.target->Build(Context(*node, "build"));
+  ARBOR_TRY(PrepareWorktree(*node));
+  return RecordBuild(node, ports_.target->Build(Context(*node, "build")), failed);
+}
+
+Status Orchestrator::PrepareWorktree(const Node& node) {
+  if (prepared_node_ == node.id) return {};
+  auto wt = ports_.workspace->Prepare(node.id, node.commit);
+  if (!wt.ok()) return wt.error();
+  worktree_ = *wt;
+  prepared_node_ = node.id;
+  return {};
+}
+
+Status Orchestrator::RecordBuild(Node* node, const StepResult& r, bool* failed) {
+  *failed = false;
   node->cost_s += r.duration_s;
   if (!r.ok()) {
     *failed = true;

@@ -164,9 +164,8 @@ class Orchestrator {
   // their own as soon as its implementation is recorded (search.parallel > 1); the node's
   // build and check steps record their results in dispatch order, as if they had run then.
   struct LaneRun {
-    std::string commit;  // what was built: a node re-dispatched since has a new one
-    std::string worktree;
-    RunContext build_ctx;
+    std::string commit;    // what was built: a node re-dispatched since has a new one
+    RunContext build_ctx;  // its worktree is the lane's
     RunContext check_ctx;
     std::future<void> done;
     StepResult build;                  // set by the lane's thread before `done`
@@ -243,6 +242,10 @@ class Orchestrator {
   // Ensures the node's worktree exists and is built in this process (after a resume the
   // build is replayed: builds are idempotent, and a fresh process cannot trust old outputs).
   Status EnsureBuilt(Node* node, bool* failed);
+  // Makes `node`'s worktree the current one (worktree_), preparing it unless it already is.
+  Status PrepareWorktree(const Node& node);
+  // Records the result of `node`'s build: its cost, and on failure the crash (`failed`).
+  Status RecordBuild(Node* node, const StepResult& r, bool* failed);
   std::string worktree_;            // of the node in flight
   NodeId prepared_node_ = kNoNode;  // whose worktree worktree_ is
   NodeId built_node_ = kNoNode;     // built in this process
