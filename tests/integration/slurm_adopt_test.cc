@@ -34,15 +34,7 @@ void WriteCampaign(TempWorkspace* ws, const std::string& executor) {
   ws->Write("bench.sh",
             "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v * 2))\n"
             "echo \"{\\\"v\\\": $v}\"\n");
-  ws->Write("arbor.toml",
-            "[campaign]\nname = \"ad\"\nseed = 1\n"
-            "[target]\nbuild = \"sh build.sh\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
-            "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
-            "[search]\nmax_nodes = 6\n"
-            "[critic]\nmin_effect = 0.1\n"
-            "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
-            "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n" +
-                executor);
+  ws->Write("arbor.toml", FastCampaign("ad", executor));
   ws->CommitAll();
 }
 

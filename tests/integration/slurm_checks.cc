@@ -10,6 +10,18 @@ std::string Executor(const TempWorkspace& ws, const std::string& more) {
   return "\n[executor]\nkind = \"slurm\"\nshared_dir = \"" + ws.root() + "\"\n" + more;
 }
 
+std::string FastCampaign(const std::string& name, const std::string& executor) {
+  return "[campaign]\nname = \"" + name +
+         "\"\nseed = 1\n"
+         "[target]\nbuild = \"sh build.sh\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
+         "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
+         "[search]\nmax_nodes = 6\n"
+         "[critic]\nmin_effect = 0.1\n"
+         "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
+         "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n" +
+         executor;
+}
+
 std::vector<std::string> Jobs(const std::string& comment) {
   ProcResult q = RunProcess({"squeue", "-h", "-o", "%i %k"}, "/");
   EXPECT_EQ(q.exit_code, 0) << q.Describe();

@@ -18,6 +18,10 @@ inline bool HaveCluster() { return std::getenv("SLURM_CONF") != nullptr; }
 // The [executor] table of a Slurm campaign in `ws`, plus `more` lines.
 std::string Executor(const TempWorkspace& ws, const std::string& more = "");
 
+// A campaign named `name` (build.sh, bench.sh printing {"v": N}) with one action, app.fast,
+// setting FAST=1, which the scripts use to double the metric; `executor` is appended.
+std::string FastCampaign(const std::string& name, const std::string& executor);
+
 // The ids of this user's queued or running jobs whose comment starts with `comment`.
 std::vector<std::string> Jobs(const std::string& comment = "");
 

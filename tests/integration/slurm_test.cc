@@ -109,15 +109,7 @@ void WriteHangingCampaign(TempWorkspace* ws, const std::string& step, const std:
   ws->Write("bench.sh", (step == "bench" ? hang : std::string()) +
                             "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v * 2))\n"
                             "echo \"{\\\"v\\\": $v}\"\n");
-  ws->Write("arbor.toml",
-            "[campaign]\nname = \"sl\"\nseed = 1\n"
-            "[target]\nbuild = \"sh build.sh\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
-            "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
-            "[search]\nmax_nodes = 6\n"
-            "[critic]\nmin_effect = 0.1\n"
-            "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
-            "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n" +
-                Executor(*ws, executor_extra));
+  ws->Write("arbor.toml", FastCampaign("sl", Executor(*ws, executor_extra)));
   ws->CommitAll();
 }
 
