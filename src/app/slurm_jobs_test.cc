@@ -117,7 +117,7 @@ TEST(SlurmJobFiles, WrapperKeepsTheResultInTheJobFolder) {
   r.job_dir = dir + "/job";
   r.output_limit_bytes = 6;
   r.memory_limit_mb = 512;
-  r.command = "echo 'it''s out'; echo err1 >&2; echo err2 >&2; ulimit -v; exit 3";
+  r.command = "echo \"it's out\"; echo err1 >&2; echo err2 >&2; ulimit -v; exit 3";
   ExecutorSpec e;
   e.kind = ExecutorSpec::Kind::kSlurm;
   auto run = RunCaptured(SrunCommand(e, r), dir, {{"PATH", dir + "/bin:/usr/bin:/bin"}});
