@@ -26,6 +26,7 @@
 #include "app/secrets.h"
 #include "app/sinks.h"
 #include "app/slurm.h"
+#include "app/slurm_jobs.h"
 #include "arbor/exit_codes.h"
 #include "config/campaign_loader.h"
 #include "config/template.h"
@@ -199,10 +200,14 @@ Result<int> RunCampaign(const RunOptions& options) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  const bool slurm = spec.executor.kind == ExecutorSpec::Kind::kSlurm;
+  const std::string job_name = slurm ? SlurmJobName(spec.name, paths.state_dir) : "";
   // Leftovers of a killed run (a coding agent outlives its shell) must not write into the
-  // worktrees this run recreates.
-  if (int n = KillProcessesWithin(paths.state_dir + "/worktrees") +
-              KillProcessesWithin(paths.runs + "/propose");
+  // worktrees this run recreates. A Slurm job's processes (this machine may be a compute node)
+  // are Slurm's: reconciled below.
+  const std::string spare = slurm ? "SLURM_JOB_NAME=" + job_name : "";
+  if (int n = KillProcessesWithin(paths.state_dir + "/worktrees", spare) +
+              KillProcessesWithin(paths.runs + "/propose", spare);
       n > 0) {
     std::fprintf(stderr, "arbor: killed %d process(es) a previous run left in its worktrees\n", n);
   }
@@ -227,21 +232,26 @@ Result<int> RunCampaign(const RunOptions& options) {
     scrubbing = std::make_unique<ScrubbingStore>(store, &scrubber);
     store = scrubbing.get();
   }
-  const bool slurm = spec.executor.kind == ExecutorSpec::Kind::kSlurm;
-  const std::string job_name = slurm ? SlurmJobName(spec.name, paths.state_dir) : "";
-  if (slurm) {
-    // Jobs of a killed run are not adopted (yet): its steps are replayed, so cancel them.
-    int n = CancelSlurmJobs(job_name, SlurmClientEnv());
-    if (n < 0) {
-      return MakeError(
-          "[executor] kind = \"slurm\": squeue/scancel failed; is Slurm reachable "
-          "from here (SLURM_CONF, munge)?",
-          kExitState);
-    }
-    if (n > 0) std::fprintf(stderr, "arbor: cancelled %d Slurm job(s) a previous run left\n", n);
-    PrepareSignalCancel(job_name);
-  }
   CommandTarget target(&spec, paths.runs, job_name);
+  Reconciliation left;  // the jobs a killed run left (app/slurm_jobs.h), claimed by steps
+  if (slurm) {
+    PrepareSignalCancel(job_name);  // a second signal while adopting cancels, too
+    // Before any step runs (so no worktree changes under a job still running): adopt, read,
+    // re-queue or cancel what a killed run left.
+    auto reconciled = ReconcileSlurmJobs(
+        paths.state_dir + "/jobs", job_name, SlurmClientEnv(), [] { return g_signals.load() > 0; },
+        [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+    if (!reconciled.ok()) {
+      return MakeError("[executor] kind = \"slurm\": " + reconciled.error().message +
+                           "; is Slurm reachable from here (SLURM_CONF, munge)?",
+                       kExitState);
+    }
+    left = std::move(*reconciled);
+    if (std::string said = left.Summary(); !said.empty()) {
+      std::fprintf(stderr, "arbor: %s\n", said.c_str());
+    }
+    target.set_slurm_jobs(paths.state_dir + "/jobs", &left);
+  }
   if (!scrubber.empty()) target.set_scrubber(&scrubber);
   std::unique_ptr<SpecialistRouter> specialist =
       MakeSpecialists(&spec, &target, paths.runs, &scrubber);
@@ -293,7 +303,11 @@ Result<int> RunCampaign(const RunOptions& options) {
   if (g_signals.load() > 0) orchestrator.RequestStop();  // a signal came while setting up
   auto summary = orchestrator.Run();
   g_running.store(nullptr);
-  if (slurm) CancelSlurmJobs(job_name, SlurmClientEnv());  // nothing of this campaign stays queued
+  if (slurm) {
+    CancelSlurmJobs(job_name, SlurmClientEnv());  // nothing of this campaign stays queued
+    // Results of a killed run no step claimed (the campaign took another way): not needed.
+    for (const auto& [key, job] : left.left) fs::remove_all(job.dir, ec);
+  }
   KillOrphans();  // anything a command left behind that no run could claim
   terminal.reset();
   if (events) std::fclose(events);

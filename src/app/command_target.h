@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "app/slurm_jobs.h"
 #include "core/ports.h"
 #include "core/spec.h"
 #include "exec/runner.h"
@@ -37,6 +38,14 @@ class CommandTarget : public Target {
     return spec_->executor.kind != ExecutorSpec::Kind::kSlurm;
   }
 
+  // With Slurm: where each command keeps its result until this run has it (<state>/jobs), and
+  // what the run found there at its start (app/slurm_jobs.h): a step whose key matches a job a
+  // killed run left gets that job's result instead of running again. `left` is borrowed.
+  void set_slurm_jobs(std::string jobs_dir, Reconciliation* left) {
+    jobs_dir_ = std::move(jobs_dir);
+    left_ = left;
+  }
+
   // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
   // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.
   void set_scrubber(const Scrubber* scrubber) { scrubber_ = scrubber; }
@@ -53,6 +62,12 @@ class CommandTarget : public Target {
   // `bench`: a benchmark run (a Slurm job then gets --exclusive).
   Run Execute(const RunContext& ctx, const std::string& command, double timeout_s,
               bool bench = false);
+  // The result of a job a killed run left, from its folder, as this step's run.
+  Run ReadBack(const RunContext& ctx, const LeftJob& left);
+  // Scrubs the run's stdout/stderr in `out_dir` (when a scrubber is set).
+  void ScrubLogs(const std::string& out_dir) const;
+  // The failed run's tail; detail and tail scrubbed.
+  void Finish(Run* run) const;
   // The measurement's allocation, obtained on first use ("" when salloc failed).
   std::string Allocation(double timeout_s);
   // `text` without secrets (unchanged when no scrubber is set).
@@ -62,6 +77,8 @@ class CommandTarget : public Target {
   std::string runs_dir_;
   std::string job_name_;
   const Scrubber* scrubber_ = nullptr;
+  std::string jobs_dir_;
+  Reconciliation* left_ = nullptr;
   // The measurement in progress (BeginMeasurement) and its Slurm allocation, once obtained.
   NodeId measuring_ = kNoNode;
   std::string allocation_;

@@ -117,25 +117,51 @@ std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
   Opt(&args, "time", SlurmTime(e.time_limit_s ? *e.time_limit_s : r.timeout_s + 60));
   Opt(&args, "gres", e.gres);
   for (const std::string& x : e.extra) args.push_back(ShellQuote(x));
-  // On the compute node: record the job id and the host, apply the limits there (srun itself
-  // must not run under them), then become the command.
-  std::string inner =
-      "printf '%s %s %s\\n' \"$SLURM_JOB_ID\" \"${SLURMD_NODENAME:-$(hostname 2>/dev/null || "
-      "uname -n)}\" \"${SLURM_STEP_ID:-0}\" > " +
-      ShellQuote(r.job_id_file) + " 2>/dev/null; ";
-  if (r.memory_limit_mb) {
-    inner += "ulimit -v " + std::to_string(static_cast<long long>(*r.memory_limit_mb * 1024)) +
-             " || exit 126; ";
-  }
-  if (r.cpu_limit_s) {
-    inner += "ulimit -t " + std::to_string(static_cast<long long>(std::ceil(*r.cpu_limit_s))) +
-             " || exit 126; ";
-  }
-  inner += "exec /bin/sh -c " + ShellQuote(r.command);
   args.push_back("/bin/sh");
   args.push_back("-c");
-  args.push_back(ShellQuote(inner));
+  args.push_back(ShellQuote(SlurmWrapper(r)));
   return Join(args, " ");
+}
+
+std::string SlurmWrapper(const SlurmRequest& r) {
+  // On the compute node: record the job id and the host, apply the limits to the command only
+  // (srun, and the copies below, must not run under them), then run it.
+  const std::string id = ShellQuote(r.job_id_file);
+  std::string script =
+      "printf '%s %s %s\\n' \"$SLURM_JOB_ID\" \"${SLURMD_NODENAME:-$(hostname 2>/dev/null || "
+      "uname -n)}\" \"${SLURM_STEP_ID:-0}\" > " +
+      id + " 2>/dev/null; ";
+  std::string limits;
+  if (r.memory_limit_mb) {
+    limits += "ulimit -v " + std::to_string(static_cast<long long>(*r.memory_limit_mb * 1024)) +
+              " || exit 126; ";
+  }
+  if (r.cpu_limit_s) {
+    limits += "ulimit -t " + std::to_string(static_cast<long long>(std::ceil(*r.cpu_limit_s))) +
+              " || exit 126; ";
+  }
+  const std::string run = limits + "exec /bin/sh -c " + ShellQuote(r.command);
+  if (r.job_dir.empty()) return script + run;
+  // The command's output goes through tee to srun (the runner's capped logs, as before) and
+  // to `tail -c` (its last output_limit_bytes) into the job folder; its status is written
+  // last, atomically, so a status file means the copies are complete. The copies outlive
+  // srun: a killed Arbor's successor reads them (app/slurm_jobs.h). Without a job folder or
+  // fifos the command runs as before.
+  const std::string d = ShellQuote(r.job_dir);
+  const std::string cap = std::to_string(std::max(1LL, r.output_limit_bytes));
+  script += "d=" + d + "; if [ -d \"$d\" ] && t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/o\" " +
+            "\"$t/e\" \"$t/o2\" \"$t/e2\"; then cp " + id + " \"$d/job\" 2>/dev/null; " +
+            "tail -c " + cap + " < \"$t/o2\" > \"$d/stdout\" & " + "tail -c " + cap +
+            " < \"$t/e2\" > \"$d/stderr\" & " + "tee -p \"$t/o2\" < \"$t/o\" & p1=$!; " +
+            "tee -p \"$t/e2\" < \"$t/e\" >&2 & p2=$!; " + "( " + run +
+            " ) > \"$t/o\" 2> \"$t/e\"; s=$?; " +
+            // A background process of the command may hold its output open: wait a little for
+            // the copies, not for it.
+            "i=0; while [ $i -lt 50 ] && { kill -0 $p1 || kill -0 $p2; } 2>/dev/null; do "
+            "sleep 0.1; i=$((i+1)); done; kill $p1 $p2 2>/dev/null; wait; rm -rf \"$t\"; " +
+            "printf 'exit %s\\n' \"$s\" > \"$d/status.tmp\" && mv -f \"$d/status.tmp\" "
+            "\"$d/status\"; exit $s; fi; ";
+  return script + run;
 }
 
 SlurmVerdict ReadSlurmVerdict(const std::string& stderr_text) {

@@ -25,6 +25,11 @@ struct SlurmRequest {
   std::string comment;   // "n12/bench-3": which node and run
   std::string cwd;       // the worktree (on shared_dir)
   std::string job_id_file;
+  // When set, the wrapper also keeps the command's result where a later Arbor can read it
+  // (app/slurm_jobs.h): "job" (as job_id_file), "stdout" and "stderr" (the last
+  // output_limit_bytes of each) and, once the command ended, "status" ("exit N\n").
+  std::string job_dir;
+  long long output_limit_bytes = 16LL << 20;
   std::string command;
   double timeout_s = 600;  // the step's timeout: --time when [executor] time_limit is unset
   bool bench = false;      // benchmark jobs get --exclusive unless exclusive_bench = false
@@ -45,6 +50,10 @@ std::string SlurmTime(double seconds);
 
 // The shell command the runner starts: "exec srun --job-name=... /bin/sh -c '...'".
 std::string SrunCommand(const ExecutorSpec& executor, const SlurmRequest& request);
+
+// The script srun runs on the compute node (`/bin/sh -c SCRIPT`): it records the job, applies
+// the limits to the command alone, runs it and, with a job_dir, keeps its result there.
+std::string SlurmWrapper(const SlurmRequest& request);
 
 // The command that obtains one allocation for a measurement's benchmark runs (Target::
 // BeginMeasurement): `salloc --no-shell` with the campaign's job name, `comment`, the

@@ -7,6 +7,22 @@ namespace {
 
 std::string JsonString(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
 
+// "; adopted from a killed run" and the like, for a job a killed run left.
+std::string Reconciled(const StepResult& r) {
+  if (r.reconciled == "adopted") return "; adopted: it outlived a killed run";
+  if (r.reconciled == "read") return "; read back: it finished while no run was watching";
+  if (r.reconciled == "rerun") {
+    return "; re-run: job " + r.previous_job +
+           " of a killed run finished, but its worktree was "
+           "recreated since";
+  }
+  if (r.reconciled == "requeued") {
+    return "; re-run: job " + (r.previous_job.empty() ? "?" : r.previous_job) +
+           " of a killed run was lost";
+  }
+  return "";
+}
+
 }  // namespace
 
 void JobRecordingTarget::Note(const RunContext& ctx, const StepResult& r) const {
@@ -45,11 +61,14 @@ Event JobEvent(NodeId node, const std::string& label, const StepResult& r) {
   std::string executor = r.executor.empty() ? "executor" : r.executor;
   e.message = label + " ran as " + executor + " job " + r.job +
               (r.host.empty() ? "" : " on " + r.host) + " (" + exit +
-              (r.infrastructure ? ", lost by the infrastructure" : "") + ")";
+              (r.infrastructure ? ", lost by the infrastructure" : "") + Reconciled(r) + ")";
   e.data = "{\"label\":" + JsonString(label) + ",\"executor\":" + JsonString(executor) +
            ",\"job\":" + JsonString(r.job) + ",\"host\":" + JsonString(r.host) +
            ",\"exit\":" + JsonString(exit) +
-           ",\"infrastructure\":" + (r.infrastructure ? "true" : "false") + "}";
+           ",\"infrastructure\":" + (r.infrastructure ? "true" : "false") +
+           (r.step_key.empty() ? "" : ",\"key\":" + JsonString(r.step_key)) +
+           (r.reconciled.empty() ? "" : ",\"reconciled\":" + JsonString(r.reconciled)) +
+           (r.previous_job.empty() ? "" : ",\"previous_job\":" + JsonString(r.previous_job)) + "}";
   return e;
 }
 

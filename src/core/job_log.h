@@ -34,7 +34,9 @@ class JobRecordingTarget : public Target {
 
 // The "job" event of one run: message "bench-2 ran as slurm job 41 on cn7 (ok)", data
 // {"label":"bench-2","executor":"slurm","job":"41","host":"cn7","exit":"ok",
-// "infrastructure":false} ("host" is "" when the executor could not tell).
+// "infrastructure":false} ("host" is "" when the executor could not tell). A job a killed run
+// left adds "reconciled" ("adopted", "read", "requeued" or "rerun") and, for the last two,
+// "previous_job" (StepResult::reconciled); the message says which.
 Event JobEvent(NodeId node, const std::string& label, const StepResult& r);
 
 }  // namespace arbor

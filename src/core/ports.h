@@ -137,6 +137,14 @@ struct StepResult {
   std::string job;
   std::string executor;
   std::string host;  // the machine the job ran on, as the executor names it ("" when unknown)
+  // How the result relates to a job a killed run left (docs/slurm.md): "adopted" (it was still
+  // running and this run waited for it), "read" (it had finished), "requeued" (it was lost:
+  // this result is a new job's, and previous_job names the lost one); "" otherwise.
+  std::string reconciled;
+  std::string previous_job;
+  // The executor's deterministic key of this step ("n7-build-1a2b3c4d"): what a resumed run
+  // matches a killed run's job against.
+  std::string step_key;
   bool ok() const { return kind == ExitKind::kOk; }
 };
 

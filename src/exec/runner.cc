@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -420,7 +421,20 @@ int KillOrphans() {
 
 std::string ProcessLimitProblem() { return ProcessLimitUnsupportedReason(); }
 
-int KillProcessesWithin(const std::string& dir) {
+namespace {
+
+// Whether /proc/<pid>/environ holds the entry `entry` exactly.
+bool HasEnvEntry(const std::string& proc_dir, const std::string& entry) {
+  std::ifstream in(proc_dir + "/environ", std::ios::binary);
+  for (std::string item; std::getline(in, item, '\0');) {
+    if (item == entry) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int KillProcessesWithin(const std::string& dir, const std::string& spare_env) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::string root = fs::weakly_canonical(dir, ec).string();
@@ -441,6 +455,7 @@ int KillProcessesWithin(const std::string& dir) {
         cwd.resize(cwd.size() - deleted.size());
       }
       if (cwd != root && cwd.rfind(root + "/", 0) != 0) continue;
+      if (!spare_env.empty() && HasEnvEntry(entry.path().string(), spare_env)) continue;
       if (kill(pid, SIGKILL) == 0) {
         ++found;
         ++killed;

@@ -91,7 +91,9 @@ std::string ProcessLimitProblem();
 // commands die with it (PR_SET_PDEATHSIG), but their children — a coding agent started by the
 // shell — do not and would go on writing into a worktree the next run recreates at the same
 // path; the campaign's own folders are Arbor's alone (the campaign lock), so whatever still
-// works in them is a leftover. Returns how many it killed.
-int KillProcessesWithin(const std::string& dir);
+// works in them is a leftover. Returns how many it killed. A process whose environment holds
+// the entry `spare_env` ("NAME=value", when not empty) is spared: a cluster job's, which its
+// scheduler ends (or the next run adopts).
+int KillProcessesWithin(const std::string& dir, const std::string& spare_env = "");
 
 }  // namespace arbor

@@ -13,58 +13,10 @@
 
 #include "campaign_checks.h"
 #include "harness.h"
+#include "slurm_checks.h"
 
 namespace arbor::integration {
 namespace {
-
-bool HaveCluster() { return std::getenv("SLURM_CONF") != nullptr; }
-
-#define REQUIRE_CLUSTER() \
-  if (!HaveCluster()) GTEST_SKIP() << "no SLURM_CONF: run through tests/slurm/with-slurm.sh"
-
-std::string Executor(const TempWorkspace& ws, const std::string& more = "") {
-  return "\n[executor]\nkind = \"slurm\"\nshared_dir = \"" + ws.root() + "\"\n" + more;
-}
-
-// The ids of this user's queued or running jobs whose comment starts with `comment`.
-std::vector<std::string> Jobs(const std::string& comment = "") {
-  ProcResult q = RunProcess({"squeue", "-h", "-o", "%i %k"}, "/");
-  EXPECT_EQ(q.exit_code, 0) << q.Describe();
-  std::vector<std::string> ids;
-  size_t at = 0;
-  while (at < q.out.size()) {
-    size_t end = q.out.find('\n', at);
-    std::string line = q.out.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    at = end == std::string::npos ? q.out.size() : end + 1;
-    size_t space = line.find(' ');
-    if (space == std::string::npos) continue;
-    if (line.compare(space + 1, comment.size(), comment) == 0) ids.push_back(line.substr(0, space));
-  }
-  return ids;
-}
-
-// Jobs of this user Slurm still has pending or running (completing ones are on their way out).
-std::vector<std::string> ActiveJobs() {
-  ProcResult q = RunProcess({"squeue", "-h", "-t", "PENDING,RUNNING", "-o", "%i"}, "/");
-  EXPECT_EQ(q.exit_code, 0) << q.Describe();
-  std::vector<std::string> ids;
-  std::stringstream lines(q.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) ids.push_back(line);
-  }
-  return ids;
-}
-
-// Every "job" event of node `id` (`arbor show --json`).
-std::vector<nlohmann::json> JobEvents(const TempWorkspace& ws, int64_t id) {
-  nlohmann::json show = ws.ArborJson({"show", std::to_string(id), "--json"});
-  std::vector<nlohmann::json> out;
-  if (!show.contains("events")) return out;
-  for (const auto& e : show["events"]) {
-    if (e.value("kind", "") == "job") out.push_back(e);
-  }
-  return out;
-}
 
 TEST(IntegrationSlurm, ToyCampaignGivesTheLocalAnswerAndRecordsItsJobs) {
   REQUIRE_CLUSTER();
@@ -157,15 +109,7 @@ void WriteHangingCampaign(TempWorkspace* ws, const std::string& step, const std:
   ws->Write("bench.sh", (step == "bench" ? hang : std::string()) +
                             "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v * 2))\n"
                             "echo \"{\\\"v\\\": $v}\"\n");
-  ws->Write("arbor.toml",
-            "[campaign]\nname = \"sl\"\nseed = 1\n"
-            "[target]\nbuild = \"sh build.sh\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
-            "[metric]\nsource = \"json:v\"\nrepetitions = 3\n"
-            "[search]\nmax_nodes = 6\n"
-            "[critic]\nmin_effect = 0.1\n"
-            "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
-            "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n" +
-                Executor(*ws, executor_extra));
+  ws->Write("arbor.toml", FastCampaign("sl", Executor(*ws, executor_extra)));
   ws->CommitAll();
 }
 
@@ -265,9 +209,10 @@ TEST(IntegrationSlurm, StatusShowsTheRunningJobAndStopLeavesNothingQueued) {
   EXPECT_TRUE(Jobs().empty());
 }
 
-// kill -9 of Arbor with a benchmark job in flight, then resume: whatever Slurm still runs of
-// the campaign is cancelled (not adopted: docs/slurm.md), the step is replayed, and the
-// campaign finishes with nothing left queued.
+// kill -9 of Arbor with a benchmark job in flight, then resume: the measurement's allocation
+// is cancelled (a measurement is redone, never adopted: docs/slurm.md; builds, checks and
+// profiles are adopted, slurm_adopt_test.cc), the step is replayed, and the campaign finishes
+// with nothing left queued.
 TEST(IntegrationSlurm, KillNineWithAJobInFlightThenResume) {
   REQUIRE_CLUSTER();
   TempWorkspace ws;
