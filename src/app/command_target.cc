@@ -1,10 +1,7 @@
 #include "app/command_target.h"
 
-#include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
 
 #include "app/secrets.h"
 #include "app/slurm.h"
@@ -53,31 +50,6 @@ Result<std::string> ProfileText(const ProfileSpec& spec, const std::string& work
   return text;
 }
 
-bool WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc | std::ios::binary);
-  out << text;
-  return static_cast<bool>(out.flush());
-}
-
-void SetExitCode(int code, StepResult* step) {
-  step->exit_code = code;
-  step->kind = code == 0 ? ExitKind::kOk : ExitKind::kFailed;
-  // `sh -c` reports a child killed by signal N as exit code 128+N: that is a crash of the
-  // command, not a verdict it gave (a check exiting 1 is a verdict).
-  if (code > 128 && code < 128 + 32) {
-    step->kind = ExitKind::kSignaled;
-    step->signal = code - 128;
-    step->detail = "exit code " + std::to_string(code) + " from the shell";
-  }
-}
-
-// `from` (a job folder's copy of an output, its last `cap` bytes) as the run's log `to`.
-void CopyLog(const std::string& from, const std::string& to, long long cap) {
-  std::string text = ReadIfExists(from);
-  if (static_cast<long long>(text.size()) >= cap) text = "[arbor: output truncated here]\n" + text;
-  (void)WriteText(to, text);
-}
-
 }  // namespace
 
 CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir, std::string job_name)
@@ -92,25 +64,31 @@ std::map<std::string, std::string> CommandTarget::InheritedEnv() {
   return env;
 }
 
+void CommandTarget::SetExitCode(int code, StepResult* step) {
+  step->exit_code = code;
+  step->kind = code == 0 ? ExitKind::kOk : ExitKind::kFailed;
+  // `sh -c` reports a child killed by signal N as exit code 128+N: that is a crash of the
+  // command, not a verdict it gave (a check exiting 1 is a verdict).
+  if (code > 128 && code < 128 + 32) {
+    step->kind = ExitKind::kSignaled;
+    step->signal = code - 128;
+    step->detail = "exit code " + std::to_string(code) + " from the shell";
+  }
+}
+
 CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::string& command,
                                           double timeout_s, bool bench) {
   Run run;
   run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
   std::error_code ec;
   const bool slurm = spec_->executor.kind == ExecutorSpec::Kind::kSlurm;
-  // With Slurm, the command's result is kept under jobs/<key>/ until this run has it; a job a
-  // killed run left with the same key is this step's (app/slurm_jobs.h), unless it belonged
-  // to a measurement (those are redone).
-  const std::string key = slurm && !jobs_dir_.empty()
-                              ? SlurmStepKey(ctx.node, ctx.label, command, ctx.worktree, ctx.env)
-                              : std::string();
-  std::optional<LeftJob> left;
-  if (!key.empty() && left_ != nullptr && measuring_ == kNoNode) {
-    if (auto it = left_->left.find(key); it != left_->left.end()) {
-      left = std::move(it->second);
-      left_->left.erase(it);
-    }
-  }
+  // With Slurm, a build, check or profile is a batch job whose folder jobs/<key>/ outlives this
+  // run; a job a killed run left under this step's key is this step's (app/slurm_jobs.h). A
+  // benchmark is never adopted: its measurement is redone.
+  const bool batch = slurm && !bench && !jobs_dir_.empty();
+  const std::string key =
+      batch ? SlurmStepKey(ctx.node, ctx.label, command, ctx.worktree, ctx.env) : std::string();
+  std::optional<LeftJob> left = batch ? ClaimLeftJob(key) : std::nullopt;
   std::string reconciled = "requeued";
   if (left && left->finished) {
     // A build's files live in its worktree: a worktree recreated since then lost them.
@@ -144,7 +122,15 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   rs.stderr_path = run.out_dir + "/stderr";
   run.stdout_path = rs.stdout_path;
   const std::string job_id_file = run.out_dir + "/slurm-job";
-  const std::string job_dir = key.empty() ? "" : jobs_dir_ + "/" + key;
+  if (batch) {
+    run = RunBatch(ctx, command, timeout_s, key, std::move(rs), std::move(run));
+    if (left) {
+      run.step.reconciled = reconciled;
+      run.step.previous_job = left->job;
+    }
+    Finish(&run);
+    return run;
+  }
   SlurmRequest req;
   if (slurm) {
     // The command becomes an srun job; the limits move into the job (srun itself must not run
@@ -157,22 +143,6 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     req.timeout_s = timeout_s;
     req.bench = bench;
     if (bench && measuring_ != kNoNode) req.allocation = Allocation(timeout_s);
-    if (!job_dir.empty()) {
-      JobRequest request{key,
-                         req.comment,
-                         ctx.worktree,
-                         WorktreeIdentity(ctx.worktree),
-                         timeout_s,
-                         static_cast<double>(std::time(nullptr)),
-                         bench && measuring_ != kNoNode};
-      fs::remove_all(job_dir, ec);
-      fs::create_directories(job_dir, ec);
-      // Without its request the folder names no step: the job is then not adoptable.
-      if (!ec && WriteText(job_dir + "/request", FormatJobRequest(request))) {
-        req.job_dir = job_dir;
-        req.output_limit_bytes = rs.output_limit_bytes;
-      }
-    }
     req.memory_limit_mb = rs.memory_limit_mb;
     req.cpu_limit_s = rs.cpu_limit_s;
     rs.memory_limit_mb.reset();
@@ -181,12 +151,6 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     for (const auto& [k, v] : SlurmClientEnv()) rs.env.emplace(k, v);
   }
   auto r = RunCommand(rs);
-  if (!job_dir.empty()) fs::remove_all(job_dir, ec);  // this run has the result
-  run.step.step_key = key;
-  if (left) {
-    run.step.reconciled = reconciled;
-    run.step.previous_job = left->job;
-  }
   if (!r.ok()) {
     run.step.kind = ExitKind::kSpawnError;
     run.step.detail = Scrubbed(r.error().message);
@@ -209,7 +173,6 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
       break;
   }
   if (slurm) {
-    // "<job id> <host>", written by the wrapper on the compute node.
     // "<job id> <host> <step id>", written by the wrapper on the compute node. A step of a
     // measurement's allocation is "<allocation>.<step>", as Slurm names steps.
     std::vector<std::string> recorded = Split(Trim(ReadIfExists(job_id_file)), ' ');
@@ -251,44 +214,6 @@ void CommandTarget::Finish(Run* run) const {
   }
   run->step.tail = Scrubbed(std::move(run->step.tail));
   run->step.detail = Scrubbed(std::move(run->step.detail));
-}
-
-CommandTarget::Run CommandTarget::ReadBack(const RunContext& ctx, const LeftJob& left) {
-  // The run's folder is the one the job wrote ($ARBOR_OUT): kept; its logs come from the job's
-  // copies, since srun's pipe died with the killed run.
-  Run run;
-  run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
-  run.stdout_path = run.out_dir + "/stdout";
-  run.step.log_dir = run.out_dir;
-  std::error_code ec;
-  fs::create_directories(run.out_dir + "/out", ec);
-  const long long cap = static_cast<long long>(spec_->target.output_limit_mb * 1024 * 1024);
-  CopyLog(left.dir + "/stdout", run.out_dir + "/stdout", cap);
-  CopyLog(left.dir + "/stderr", run.out_dir + "/stderr", cap);
-  ScrubLogs(run.out_dir);
-  run.step.executor = "slurm";
-  run.step.job = left.job;
-  run.step.host = left.host;
-  run.step.reconciled = left.adopted ? "adopted" : "read";
-  run.step.step_key = left.request.key;
-  auto ended = fs::last_write_time(left.dir + "/status", ec);
-  if (left.timed_out) {
-    run.step.kind = ExitKind::kTimedOut;
-    run.step.duration_s = left.request.timeout_s;
-    run.step.detail = "limit " + FormatDouble(left.request.timeout_s) + "s (Slurm job " + left.job +
-                      " cancelled)";
-  } else {
-    SetExitCode(left.exit_code, &run.step);
-    if (!ec) {
-      double end =
-          std::chrono::duration<double>(std::chrono::file_clock::to_sys(ended).time_since_epoch())
-              .count();
-      run.step.duration_s = std::max(0.0, end - left.request.submitted);
-    }
-  }
-  fs::remove_all(left.dir, ec);
-  Finish(&run);
-  return run;
 }
 
 void CommandTarget::BeginMeasurement(NodeId node) {

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "app/slurm_jobs.h"
@@ -62,8 +64,20 @@ class CommandTarget : public Target {
   // `bench`: a benchmark run (a Slurm job then gets --exclusive).
   Run Execute(const RunContext& ctx, const std::string& command, double timeout_s,
               bool bench = false);
+  // With Slurm, a build, check or profile (command_target_batch.cc): the command as a batch
+  // job in jobs_dir_/<key>, waited for by `sbatch --wait` under the runner (`rs`: the local
+  // run's spec, whose limits move into the job); `run` has the prepared run folder.
+  Run RunBatch(const RunContext& ctx, const std::string& command, double timeout_s,
+               const std::string& key, RunSpec rs, Run run);
+  // The job a killed run left under `key`, taken out of left_ (at most one step gets it).
+  std::optional<LeftJob> ClaimLeftJob(const std::string& key);
   // The result of a job a killed run left, from its folder, as this step's run.
   Run ReadBack(const RunContext& ctx, const LeftJob& left);
+  // A finished (or timed-out) job's folder as the run of `ctx`: its logs copied into the run's
+  // folder (scrubbed), its exit, job and host in the step.
+  Run FromJobFolder(const RunContext& ctx, const LeftJob& job) const;
+  // The step's exit from a shell's exit code (128+N: killed by signal N).
+  static void SetExitCode(int code, StepResult* step);
   // Scrubs the run's stdout/stderr in `out_dir` (when a scrubber is set).
   void ScrubLogs(const std::string& out_dir) const;
   // The failed run's tail; detail and tail scrubbed.
@@ -78,6 +92,7 @@ class CommandTarget : public Target {
   std::string job_name_;
   const Scrubber* scrubber_ = nullptr;
   std::string jobs_dir_;
+  std::mutex left_mu_;  // build lanes claim left jobs from several threads
   Reconciliation* left_ = nullptr;
   // The measurement in progress (BeginMeasurement) and its Slurm allocation, once obtained.
   NodeId measuring_ = kNoNode;

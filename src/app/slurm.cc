@@ -103,34 +103,11 @@ std::string GrantedAllocation(const std::string& salloc_stderr) {
   return id;
 }
 
-std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
-  std::vector<std::string> args = {"exec", "srun"};
-  if (r.allocation.empty()) {
-    JobOptions(e, r.job_name, r.comment, r.bench, &args);
-  } else {
-    Opt(&args, "jobid", r.allocation);
-    args.push_back("--nodes=1");
-    args.push_back("--ntasks=1");
-  }
-  Opt(&args, "chdir", r.cwd);
-  args.push_back("--export=ALL");
-  Opt(&args, "time", SlurmTime(e.time_limit_s ? *e.time_limit_s : r.timeout_s + 60));
-  Opt(&args, "gres", e.gres);
-  for (const std::string& x : e.extra) args.push_back(ShellQuote(x));
-  args.push_back("/bin/sh");
-  args.push_back("-c");
-  args.push_back(ShellQuote(SlurmWrapper(r)));
-  return Join(args, " ");
-}
+namespace {
 
-std::string SlurmWrapper(const SlurmRequest& r) {
-  // On the compute node: record the job id and the host, apply the limits to the command only
-  // (srun, and the copies below, must not run under them), then run it.
-  const std::string id = ShellQuote(r.job_id_file);
-  std::string script =
-      "printf '%s %s %s\\n' \"$SLURM_JOB_ID\" \"${SLURMD_NODENAME:-$(hostname 2>/dev/null || "
-      "uname -n)}\" \"${SLURM_STEP_ID:-0}\" > " +
-      id + " 2>/dev/null; ";
+// `ulimit` lines for the request's memory and CPU limits ("" when unset): applied on the compute
+// node to the command alone (srun and the batch script's own copies must not run under them).
+std::string Limits(const SlurmRequest& r) {
   std::string limits;
   if (r.memory_limit_mb) {
     limits += "ulimit -v " + std::to_string(static_cast<long long>(*r.memory_limit_mb * 1024)) +
@@ -140,28 +117,105 @@ std::string SlurmWrapper(const SlurmRequest& r) {
     limits += "ulimit -t " + std::to_string(static_cast<long long>(std::ceil(*r.cpu_limit_s))) +
               " || exit 126; ";
   }
-  const std::string run = limits + "exec /bin/sh -c " + ShellQuote(r.command);
-  if (r.job_dir.empty()) return script + run;
-  // The command's output goes through tee to srun (the runner's capped logs, as before) and
-  // to `tail -c` (its last output_limit_bytes) into the job folder; its status is written
-  // last, atomically, so a status file means the copies are complete. The copies outlive
-  // srun: a killed Arbor's successor reads them (app/slurm_jobs.h). Without a job folder or
-  // fifos the command runs as before.
+  return limits;
+}
+
+// Shell text writing "<job id> <host> <step id>" to `file` (quoted already).
+std::string RecordJob(const std::string& file) {
+  return "printf '%s %s %s\\n' \"$SLURM_JOB_ID\" \"${SLURMD_NODENAME:-$(hostname 2>/dev/null || "
+         "uname -n)}\" \"${SLURM_STEP_ID:-0}\" > " +
+         file + " 2>/dev/null";
+}
+
+// The options srun and sbatch share after the job-level ones: where, how long, what hardware.
+void PlacementOptions(const ExecutorSpec& e, const SlurmRequest& r,
+                      std::vector<std::string>* args) {
+  Opt(args, "chdir", r.cwd);
+  args->push_back("--export=ALL");
+  Opt(args, "time", SlurmTime(e.time_limit_s ? *e.time_limit_s : r.timeout_s + 60));
+  Opt(args, "gres", e.gres);
+  for (const std::string& x : e.extra) args->push_back(ShellQuote(x));
+}
+
+// sbatch expands %j and the like in --output/--error; "%%" is a literal "%".
+std::string NoPatterns(const std::string& path) {
+  std::string out;
+  for (char c : path) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
+  std::vector<std::string> args = {"exec", "srun"};
+  if (r.allocation.empty()) {
+    JobOptions(e, r.job_name, r.comment, r.bench, &args);
+  } else {
+    Opt(&args, "jobid", r.allocation);
+    args.push_back("--nodes=1");
+    args.push_back("--ntasks=1");
+  }
+  PlacementOptions(e, r, &args);
+  // On the compute node: record the job id and the host, apply the limits there, then become
+  // the command.
+  std::string inner = RecordJob(ShellQuote(r.job_id_file)) + "; " + Limits(r) + "exec /bin/sh -c " +
+                      ShellQuote(r.command);
+  args.push_back("/bin/sh");
+  args.push_back("-c");
+  args.push_back(ShellQuote(inner));
+  return Join(args, " ");
+}
+
+std::string SlurmBatchScript(const SlurmRequest& r) {
   const std::string d = ShellQuote(r.job_dir);
   const std::string cap = std::to_string(std::max(1LL, r.output_limit_bytes));
-  script += "d=" + d + "; if [ -d \"$d\" ] && t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/o\" " +
-            "\"$t/e\" \"$t/o2\" \"$t/e2\"; then cp " + id + " \"$d/job\" 2>/dev/null; " +
-            "tail -c " + cap + " < \"$t/o2\" > \"$d/stdout\" & " + "tail -c " + cap +
-            " < \"$t/e2\" > \"$d/stderr\" & " + "tee -p \"$t/o2\" < \"$t/o\" & p1=$!; " +
-            "tee -p \"$t/e2\" < \"$t/e\" >&2 & p2=$!; " + "( " + run +
-            " ) > \"$t/o\" 2> \"$t/e\"; s=$?; " +
-            // A background process of the command may hold its output open: wait a little for
-            // the copies, not for it.
-            "i=0; while [ $i -lt 50 ] && { kill -0 $p1 || kill -0 $p2; } 2>/dev/null; do "
-            "sleep 0.1; i=$((i+1)); done; kill $p1 $p2 2>/dev/null; wait; rm -rf \"$t\"; " +
-            "printf 'exit %s\\n' \"$s\" > \"$d/status.tmp\" && mv -f \"$d/status.tmp\" "
-            "\"$d/status\"; exit $s; fi; ";
-  return script + run;
+  const std::string run = "( " + Limits(r) + "exec /bin/sh -c " + ShellQuote(r.command) + " )";
+  // The command's output goes to the job folder through `head -c` (the first
+  // output_limit_bytes of each stream are kept, the rest drained, so a flood neither fills the
+  // shared filesystem nor blocks the command). Its status is written last and atomically: a
+  // status file means the logs are complete. Without fifos the output goes there uncapped.
+  return "#!/bin/sh\n"
+         "# Arbor: " +
+         r.comment +
+         " (docs/slurm.md)\n"
+         "d=" +
+         d + "\n" + RecordJob("\"$d/job.tmp\"") +
+         " && mv -f \"$d/job.tmp\" \"$d/job\"\n"
+         "cp \"$d/job\" " +
+         ShellQuote(r.job_id_file) +
+         " 2>/dev/null\n"
+         "if t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/o\" \"$t/e\"; then\n"
+         "  { head -c " +
+         cap +
+         " > \"$d/stdout\"; cat > /dev/null; } < \"$t/o\" & p1=$!\n"
+         "  { head -c " +
+         cap +
+         " > \"$d/stderr\"; cat > /dev/null; } < \"$t/e\" & p2=$!\n"
+         "  " +
+         run +
+         " > \"$t/o\" 2> \"$t/e\"; s=$?\n"
+         // A background process of the command may hold its output open: wait a little for
+         // the copies, not for it (Slurm ends it with the job).
+         "  i=0; while [ $i -lt 50 ] && { kill -0 $p1 || kill -0 $p2; } 2>/dev/null; do "
+         "sleep 0.1; i=$((i+1)); done\n"
+         "  kill $p1 $p2 2>/dev/null; rm -rf \"$t\"\n"
+         "else\n"
+         "  " +
+         run +
+         " > \"$d/stdout\" 2> \"$d/stderr\"; s=$?\n"
+         "fi\n"
+         "printf 'exit %s\\n' \"$s\" > \"$d/status.tmp\" && mv -f \"$d/status.tmp\" \"$d/status\"\n"
+         "exit $s\n";
+}
+
+std::string SbatchCommand(const ExecutorSpec& e, const SlurmRequest& r) {
+  std::vector<std::string> args = {"exec", "sbatch", "--parsable"};
+  JobOptions(e, r.job_name, r.comment, r.bench, &args);
+  PlacementOptions(e, r, &args);
+  Opt(&args, "output", NoPatterns(r.job_dir + "/slurm.out"));
+  Opt(&args, "error", NoPatterns(r.job_dir + "/slurm.err"));
+  args.push_back(ShellQuote(r.job_dir + "/script"));
+  return Join(args, " ");
 }
 
 SlurmVerdict ReadSlurmVerdict(const std::string& stderr_text) {
@@ -186,7 +240,8 @@ SlurmVerdict ReadSlurmVerdict(const std::string& stderr_text) {
                (StartsWith(line, "srun:") && Has(line, "Lost contact with"))) {
       v.kind = SlurmVerdict::Kind::kNodeFailure;
     } else if (StartsWith(line, "srun: error: Unable to allocate resources") ||
-               StartsWith(line, "srun: error: Unable to create step")) {
+               StartsWith(line, "srun: error: Unable to create step") ||
+               StartsWith(line, "sbatch: error: Batch job submission failed")) {
       v.kind = SlurmVerdict::Kind::kRefused;
     } else if (StartsWith(line, "srun:") &&
                (Has(line, "Force Terminated job") || Has(line, "has been revoked"))) {

@@ -1,12 +1,15 @@
-// The Slurm executor's pieces (docs/slurm.md): how one target command becomes an `srun` job,
-// what srun's own messages say about a job Slurm ended (cancelled, preempted, lost with its
-// node, over its time limit), and cancelling a campaign's jobs.
+// The Slurm executor's pieces (docs/slurm.md): how one target command becomes a Slurm job,
+// what Slurm's own messages say about a job it ended (cancelled, preempted, lost with its node,
+// over its time limit), and cancelling a campaign's jobs.
 //
-// A command runs as `srun ... /bin/sh -c WRAPPER` under exec/'s runner, on this machine:
-// srun blocks until the job ends, streams its output to the runner's capped log files and
-// exits with the command's status, so timeouts, output caps and logs work as for a local run.
-// The wrapper, on the compute node, records $SLURM_JOB_ID in the run's folder, applies the
-// memory and CPU limits there (ulimit), then execs the command.
+// Every command runs under exec/'s runner on this machine, through a Slurm client that blocks
+// until the job ends and exits with the command's status, so the step's timeout works as for a
+// local run. A benchmark is `srun ... /bin/sh -c WRAPPER` (streamed into the runner's capped
+// logs; a step of the measurement's allocation); a build, check or profile is `sbatch --wait`
+// of a batch script whose job and logs live in a job folder and outlive Arbor, so a resumed run
+// can adopt or read it (app/slurm_jobs.h). On the compute node the wrapper or script records
+// $SLURM_JOB_ID and the host, applies the memory and CPU limits there (ulimit), then runs the
+// command.
 #pragma once
 
 #include <map>
@@ -25,9 +28,8 @@ struct SlurmRequest {
   std::string comment;   // "n12/bench-3": which node and run
   std::string cwd;       // the worktree (on shared_dir)
   std::string job_id_file;
-  // When set, the wrapper also keeps the command's result where a later Arbor can read it
-  // (app/slurm_jobs.h): "job" (as job_id_file), "stdout" and "stderr" (the last
-  // output_limit_bytes of each) and, once the command ended, "status" ("exit N\n").
+  // A batch job's folder (SbatchCommand): its script, the job's record and, once the command
+  // ended, its logs (the first output_limit_bytes of each stream) and "status" ("exit N\n").
   std::string job_dir;
   long long output_limit_bytes = 16LL << 20;
   std::string command;
@@ -51,9 +53,17 @@ std::string SlurmTime(double seconds);
 // The shell command the runner starts: "exec srun --job-name=... /bin/sh -c '...'".
 std::string SrunCommand(const ExecutorSpec& executor, const SlurmRequest& request);
 
-// The script srun runs on the compute node (`/bin/sh -c SCRIPT`): it records the job, applies
-// the limits to the command alone, runs it and, with a job_dir, keeps its result there.
-std::string SlurmWrapper(const SlurmRequest& request);
+// A build, check or profile command as a batch job that outlives Arbor (docs/slurm.md, "Jobs a
+// killed run left"): `exec sbatch --parsable <job options> --chdir --export=ALL --time [--gres]
+// <extra...> --output=<job_dir>/slurm.out --error=<job_dir>/slurm.err <job_dir>/script`. It
+// submits and prints the job id; Arbor then waits on the job folder (AwaitSlurmJob). Unlike an
+// srun job, which dies with its srun, a batch job runs on when Arbor is killed.
+std::string SbatchCommand(const ExecutorSpec& executor, const SlurmRequest& request);
+
+// The batch script (<job_dir>/script): records the job in <job_dir>/job and job_id_file, runs
+// the command under the limits with its output in <job_dir>/stdout and stderr (capped), and
+// writes <job_dir>/status ("exit N\n") last, atomically.
+std::string SlurmBatchScript(const SlurmRequest& request);
 
 // The command that obtains one allocation for a measurement's benchmark runs (Target::
 // BeginMeasurement): `salloc --no-shell` with the campaign's job name, `comment`, the

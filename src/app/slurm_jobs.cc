@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -129,6 +130,52 @@ Result<int> ParseJobStatus(const std::string& text) {
   return *n;
 }
 
+LeftJob ReadJobFolder(const std::string& dir) {
+  LeftJob j;
+  j.dir = dir;
+  std::vector<std::string> ran = Split(std::string(Trim(ReadIfThere(dir + "/job"))), ' ');
+  j.job = ran.empty() ? "" : ran[0];
+  j.host = ran.size() > 1 ? ran[1] : "";
+  ReadStatus(dir, &j);
+  return j;
+}
+
+double SteadyNow() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+JobEnd AwaitSlurmJob(const std::string& dir, const std::string& job_id, const std::string& job_name,
+                     double deadline_s, const std::map<std::string, std::string>& env) {
+  constexpr double kPoll = 0.2;      // the status file: a stat on the shared filesystem
+  constexpr double kAskEvery = 2.0;  // squeue: a request to slurmctld
+  constexpr int kUnlistedLooks = 5;  // squeue answers without the job before it counts as gone
+  std::error_code ec;
+  double next_ask = SteadyNow() + kAskEvery;
+  int unlisted = 0;
+  for (;;) {
+    if (fs::exists(dir + "/status", ec)) return JobEnd::kFinished;
+    double now = SteadyNow();
+    if (now >= deadline_s) return JobEnd::kTimedOut;
+    if (now >= next_ask) {
+      next_ask = now + kAskEvery;
+      auto listed = ListSlurmJobs(job_name, env);
+      if (listed.ok()) {
+        bool there = false;
+        for (const ExecutorJob& j : *listed) there = there || j.id == job_id;
+        unlisted = there ? 0 : unlisted + 1;
+        // slurmstepd's own line says the job ended without its status (scancel, time limit,
+        // preemption, node failure): no need to look again.
+        bool said =
+            ReadSlurmVerdict(ReadTail(dir + "/slurm.err", 8192)).kind != SlurmVerdict::Kind::kNone;
+        if (unlisted >= (said ? 1 : kUnlistedLooks)) {
+          return fs::exists(dir + "/status", ec) ? JobEnd::kFinished : JobEnd::kGone;
+        }
+      }
+    }
+    usleep(static_cast<useconds_t>(kPoll * 1e6));
+  }
+}
+
 std::string DescribeComment(const std::string& comment) {
   size_t slash = comment.find('/');
   if (comment.size() < 2 || comment[0] != 'n' || slash == std::string::npos) return comment;
@@ -158,11 +205,7 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
   for (const auto& entry : fs::directory_iterator(jobs_dir, ec)) {
     const std::string dir = entry.path().string();
     const std::string key = entry.path().filename().string();
-    LeftJob j;
-    j.dir = dir;
-    std::vector<std::string> ran = Split(Trim(ReadIfThere(dir + "/job")), ' ');
-    j.job = ran.empty() ? "" : ran[0];
-    j.host = ran.size() > 1 ? ran[1] : "";
+    LeftJob j = ReadJobFolder(dir);
     auto request = ParseJobRequest(ReadIfThere(dir + "/request"));
     if (!request.ok() || request->measurement) {
       // A measurement is redone on a fresh allocation; a folder without a request names no
@@ -171,8 +214,7 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
       continue;
     }
     j.request = *request;
-    const ExecutorJob* running = nullptr;
-    if (!fs::exists(dir + "/status", ec)) running = FindListed(*listed, j);
+    const ExecutorJob* running = j.finished ? nullptr : FindListed(*listed, j);
     if (running != nullptr) {
       j.job = running->id;
       j.adopted = true;
@@ -182,8 +224,6 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
       std::ofstream(dir + "/adopted") << getpid() << "\n";
       say("arbor: adopting Slurm job " + j.job + " (" + DescribeComment(j.request.comment) +
           ") a previous run left: waiting for it to end");
-    } else {
-      ReadStatus(dir, &j);
     }
     rec.left[key] = j;
   }

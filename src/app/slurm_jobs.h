@@ -79,6 +79,28 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
                                           const std::function<bool()>& stopping,
                                           const std::function<void(const std::string&)>& say);
 
+// What a job folder says of its job: id and host (`job`, written when it started) and, when it
+// ended, its exit code (`status`); not finished, with `why`, when there is no valid status.
+LeftJob ReadJobFolder(const std::string& dir);
+
+// How a job Arbor waits for ended (AwaitSlurmJob).
+enum class JobEnd {
+  kFinished,  // its status file is there
+  kGone,      // Slurm no longer lists it and it wrote no status: cancelled, lost, refused
+  kTimedOut,  // still queued or running at the deadline (not cancelled here)
+};
+
+// Waits for the batch job `job_id` (named `job_name`) whose folder is `dir`: polls the status
+// file every 0.2 s and `squeue --name` every 2 s until the status appears, the job leaves
+// Slurm's list without one (a few more looks first, unless slurmstepd's slurm.err already says
+// how it ended: a shared filesystem may show the status late), or `deadline_s` (seconds on the
+// steady clock, SteadyNow()) passes. A failing squeue is asked again; it never ends the wait.
+JobEnd AwaitSlurmJob(const std::string& dir, const std::string& job_id, const std::string& job_name,
+                     double deadline_s, const std::map<std::string, std::string>& env);
+
+// Seconds on the steady clock.
+double SteadyNow();
+
 // "node 7 build" for the comment "n7/build".
 std::string DescribeComment(const std::string& comment);
 

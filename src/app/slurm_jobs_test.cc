@@ -1,5 +1,5 @@
 // What a Slurm job leaves for a later Arbor (app/slurm_jobs.h): step keys, the request and
-// status files, the wrapper that writes them (run through a stand-in srun), and reconciliation
+// status files, the batch script that writes them, the sbatch line, and reconciliation
 // against a stand-in squeue/scancel. A real cluster runs in tests/integration/slurm_test.cc.
 #include "app/slurm_jobs.h"
 
@@ -101,13 +101,11 @@ TEST(SlurmJobFiles, WorktreeIdentityChangesWhenTheWorktreeIsRecreated) {
   fs::remove_all(dir);
 }
 
-// The wrapper through a stand-in srun: srun still streams the output (the runner's logs), and
-// the job folder gets the job, the last output_limit_bytes of each stream and the status.
-TEST(SlurmJobFiles, WrapperKeepsTheResultInTheJobFolder) {
-  std::string dir = TempDir("arbor-wrapper");
-  Executable(dir + "/bin/srun",
-             "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
-             "SLURMD_NODENAME=cn7 SLURM_JOB_ID=77 exec \"$@\"\n");
+// The batch script, run as Slurm's batch step would run it: the job folder gets the job, the
+// first output_limit_bytes of each stream (the rest drained, the command not blocked) and the
+// status, written last; the limits apply to the command inside the job.
+TEST(SlurmJobFiles, BatchScriptKeepsTheResultInTheJobFolder) {
+  std::string dir = TempDir("arbor-batch");
   fs::create_directories(dir + "/job");
   SlurmRequest r;
   r.job_name = "arbor-toy-0123abcd";
@@ -118,25 +116,60 @@ TEST(SlurmJobFiles, WrapperKeepsTheResultInTheJobFolder) {
   r.output_limit_bytes = 6;
   r.memory_limit_mb = 512;
   r.command = "echo \"it's out\"; echo err1 >&2; echo err2 >&2; ulimit -v; exit 3";
-  ExecutorSpec e;
-  e.kind = ExecutorSpec::Kind::kSlurm;
-  auto run = RunCaptured(SrunCommand(e, r), dir, {{"PATH", dir + "/bin:/usr/bin:/bin"}});
+  Write(dir + "/job/script", SlurmBatchScript(r));
+  const std::map<std::string, std::string> env = {
+      {"PATH", "/usr/bin:/bin"}, {"SLURM_JOB_ID", "77"}, {"SLURMD_NODENAME", "cn7"}};
+  auto run = RunCaptured("/bin/sh " + ShellQuote(dir + "/job/script"), dir, env);
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_EQ(run->result.exit_code, 3) << run->err;
-  EXPECT_EQ(run->out, "it's out\n524288\n");
-  EXPECT_EQ(run->err, "err1\nerr2\n");
+  EXPECT_EQ(run->out, "") << "the output is the job folder's";
   EXPECT_EQ(Read(dir + "/job/job"), "77 cn7 0\n");
-  EXPECT_EQ(Read(dir + "/job/stdout"), "24288\n") << "the last 6 bytes";
-  EXPECT_EQ(Read(dir + "/job/stderr"), "\nerr2\n");
+  EXPECT_EQ(Read(dir + "/slurm-job"), "77 cn7 0\n");
+  EXPECT_EQ(Read(dir + "/job/stdout"), "it's o") << "the first 6 bytes";
+  EXPECT_EQ(Read(dir + "/job/stderr"), "err1\ne");
   EXPECT_EQ(Read(dir + "/job/status"), "exit 3\n");
   EXPECT_FALSE(fs::exists(dir + "/job/status.tmp"));
+  // A flood beyond the cap is drained: the command ends, its status is its own.
+  r.output_limit_bytes = 1000;
+  r.memory_limit_mb.reset();
+  r.command = "head -c 5000000 /dev/zero; echo done >&2";
+  Write(dir + "/job/script", SlurmBatchScript(r));
+  run = RunCaptured("/bin/sh " + ShellQuote(dir + "/job/script"), dir, env);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->result.exit_code, 0);
+  EXPECT_EQ(fs::file_size(dir + "/job/stdout"), 1000u);
+  EXPECT_EQ(Read(dir + "/job/stderr"), "done\n");
   // A command killed by a signal: the shell's 128+N, read back as that signal.
   r.command = "kill -SEGV $$";
-  run = RunCaptured(SrunCommand(e, r), dir, {{"PATH", dir + "/bin:/usr/bin:/bin"}});
+  Write(dir + "/job/script", SlurmBatchScript(r));
+  run = RunCaptured("/bin/sh " + ShellQuote(dir + "/job/script"), dir, env);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->result.exit_code, 139);
   EXPECT_EQ(Read(dir + "/job/status"), "exit 139\n");
   fs::remove_all(dir);
+}
+
+// sbatch submits and prints only the job id (--parsable), and writes Slurm's own
+// lines to the job folder; the script is the folder's.
+TEST(SlurmJobFiles, SbatchCommandLine) {
+  ExecutorSpec e;
+  e.kind = ExecutorSpec::Kind::kSlurm;
+  e.partition = "cpu";
+  e.extra = {"--qos=high"};
+  SlurmRequest r;
+  r.job_name = "arbor-toy-0123abcd";
+  r.comment = "n3/build";
+  r.cwd = "/shared/wt";
+  r.job_dir = "/shared/state/jobs/n3-build-1a2b3c4d";
+  r.timeout_s = 120;
+  EXPECT_EQ(SbatchCommand(e, r),
+            "exec sbatch --parsable --job-name=arbor-toy-0123abcd --comment=n3/build "
+            "--nodes=1 --ntasks=1 --partition=cpu --chdir=/shared/wt --export=ALL "
+            "--time=0:03:00 --qos=high --output=/shared/state/jobs/n3-build-1a2b3c4d/slurm.out "
+            "--error=/shared/state/jobs/n3-build-1a2b3c4d/slurm.err "
+            "/shared/state/jobs/n3-build-1a2b3c4d/script");
+  r.job_dir = "/x/50%/j";  // sbatch would expand %j: a literal % is doubled
+  EXPECT_NE(SbatchCommand(e, r).find("--output=/x/50%%/j/slurm.out"), std::string::npos);
 }
 
 // A stand-in squeue lists job 50 (adopted: running) once, then "ends" it by writing its

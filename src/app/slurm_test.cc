@@ -235,6 +235,12 @@ TEST(SlurmVerdict, ANamedReasonWinsOverAPlainCancel) {
   ApplySlurmVerdict(refused, "", &r);
   EXPECT_EQ(r.kind, ExitKind::kSpawnError);
   EXPECT_NE(r.detail.find("Invalid partition name"), std::string::npos);
+  // sbatch's refusal (a build, check or profile), as Slurm 22.05 prints it.
+  EXPECT_EQ(ReadSlurmVerdict("sbatch: error: Memory specification can not be satisfied\n"
+                             "sbatch: error: Batch job submission failed: Requested node "
+                             "configuration is not available\n")
+                .kind,
+            SlurmVerdict::Kind::kRefused);
 }
 
 TEST(SlurmVerdict, OutputOfTheCommandCannotForgeAVerdict) {

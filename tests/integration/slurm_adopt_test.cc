@@ -1,5 +1,6 @@
 // kill -9 of Arbor while a build job runs in a real Slurm cluster, then resume (docs/slurm.md,
-// "Jobs a killed run left"): the job, gone without a result, is re-queued: run again once. Each build appends its $ARBOR_OUT to a
+// "Jobs a killed run left"): the job still running is adopted, one that finished meanwhile is
+// read back, one cancelled meanwhile is run again. Each build appends its $ARBOR_OUT to a
 // counter file, so the tests see how often the held build really ran; the campaign's answer
 // must equal the local, uninterrupted run's.
 #include <glob.h>
@@ -124,10 +125,43 @@ class SlurmAdopt : public ::testing::Test {
   TempWorkspace ws_;
 };
 
-// A job still running (adopted) or finished (read back) while no Arbor ran cannot be made
-// here: srun's job dies with srun, and srun dies with Arbor (measured with Slurm 22.05,
-// docs/slurm.md). Those paths are tested against a stand-in squeue in
-// src/app/slurm_jobs_test.cc; this test is the one a real kill -9 produces.
+TEST_F(SlurmAdopt, AJobStillRunningIsAdoptedNotRunTwice) {
+  REQUIRE_CLUSTER();
+  std::string job = KillWhileTheBuildRuns();
+  ASSERT_FALSE(job.empty()) << "the held build job never showed up in squeue";
+  ASSERT_EQ(Jobs("n2/build"), std::vector<std::string>{job}) << "the job outlived Arbor";
+  auto resumed = ws_.StartArbor({"resume", "arbor.toml", "--quiet"});
+  // The resumed run marks the job's folder when it adopts it; only then may the build end.
+  ASSERT_TRUE(Await([&] { return !Glob(ws_.repo() + "/.arbor/ad/jobs/*/adopted").empty(); }));
+  WriteFile(ws_.aux() + "/release", "");
+  ProcResult done = resumed->Wait(900);
+  EXPECT_NE(done.err.find("arbor: adopted Slurm job(s) " + job + " (node 2 build)"),
+            std::string::npos)
+      << done.err;
+  nlohmann::json event = ExpectFinished(done);
+  EXPECT_EQ(event["data"].value("job", ""), job) << event.dump();
+  EXPECT_EQ(event["data"].value("reconciled", ""), "adopted") << event.dump();
+  EXPECT_NE(event.value("message", "").find("adopted: it outlived a killed run"),
+            std::string::npos);
+  EXPECT_EQ(HeldBuildRuns(), 1);
+}
+
+TEST_F(SlurmAdopt, AJobThatFinishedMeanwhileIsReadBack) {
+  REQUIRE_CLUSTER();
+  std::string job = KillWhileTheBuildRuns();
+  ASSERT_FALSE(job.empty()) << "the held build job never showed up in squeue";
+  WriteFile(ws_.aux() + "/release", "");
+  ASSERT_TRUE(Await([&] {
+    return !Glob(ws_.repo() + "/.arbor/ad/jobs/*/status").empty() && Jobs("n2/build").empty();
+  }));
+  ProcResult done = ws_.Arbor({"resume", "arbor.toml", "--quiet"}, {}, 900);
+  EXPECT_NE(done.err.find("arbor: read 1 finished job(s)"), std::string::npos) << done.err;
+  nlohmann::json event = ExpectFinished(done);
+  EXPECT_EQ(event["data"].value("job", ""), job) << event.dump();
+  EXPECT_EQ(event["data"].value("reconciled", ""), "read") << event.dump();
+  EXPECT_EQ(HeldBuildRuns(), 1);
+}
+
 TEST_F(SlurmAdopt, AJobCancelledMeanwhileRunsAgainOnce) {
   REQUIRE_CLUSTER();
   std::string job = KillWhileTheBuildRuns();
@@ -136,8 +170,7 @@ TEST_F(SlurmAdopt, AJobCancelledMeanwhileRunsAgainOnce) {
   ASSERT_EQ(cancel.exit_code, 0) << cancel.Describe();
   ASSERT_TRUE(Await([&] { return Jobs("n2/build").empty(); }));
   ProcResult done = ws_.Arbor({"resume", "arbor.toml", "--quiet"}, {}, 900);
-  EXPECT_NE(done.err.find("arbor: re-queued 1 lost job(s)"), std::string::npos)
-      << done.err;
+  EXPECT_NE(done.err.find("arbor: re-queued 1 lost job(s)"), std::string::npos) << done.err;
   nlohmann::json event = ExpectFinished(done);
   EXPECT_NE(event["data"].value("job", ""), job) << event.dump();
   EXPECT_EQ(event["data"].value("reconciled", ""), "requeued") << event.dump();

@@ -70,6 +70,8 @@ munged --force --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.k
   --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
   --seed-file="$dir/munge/munged.seed" || { echo "with-slurm: munged did not start" >&2; exit 1; }
 
+# batch_sched_delay=0: schedule a batch job (Arbor's builds, checks and profiles) as soon as it
+# is submitted, not up to Slurm's default 3 s later (docs/slurm.md: a test-cluster setting).
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=arbortest
 SlurmctldHost=localhost(127.0.0.1)
@@ -91,6 +93,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 ReturnToService=2
