@@ -149,6 +149,9 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     rs.cpu_limit_s.reset();
     rs.command = SrunCommand(spec_->executor, req);
     for (const auto& [k, v] : SlurmClientEnv()) rs.env.emplace(k, v);
+    // A job of its own (no allocation) may first wait in the queue: srun cannot say when it
+    // starts, so its run is given the queue limit on top of the step's timeout.
+    if (req.allocation.empty()) rs.timeout_s += spec_->executor.queue_timeout_s.value_or(0);
   }
   auto r = RunCommand(rs);
   if (!r.ok()) {
@@ -230,10 +233,11 @@ void CommandTarget::EndMeasurement(NodeId) {
 
 std::string CommandTarget::Allocation(double timeout_s) {
   if (!allocation_.empty() || allocation_failed_) return allocation_;
-  // Queue wait counts against the first benchmark's timeout, as for a separate job.
+  // The wait for the allocation is bounded by [executor] queue_timeout, else by the first
+  // benchmark's timeout.
   const std::string comment = "n" + std::to_string(measuring_) + "/measure";
   auto r = RunCaptured(SallocCommand(spec_->executor, job_name_, comment), "", SlurmClientEnv(),
-                       timeout_s);
+                       spec_->executor.queue_timeout_s.value_or(timeout_s));
   if (r.ok()) allocation_ = GrantedAllocation(r->err);
   if (!allocation_.empty() && !r->result.ok()) {
     CancelSlurmJob(allocation_, SlurmClientEnv());  // granted, then salloc failed: not ours

@@ -65,8 +65,9 @@ class CommandTarget : public Target {
   Run Execute(const RunContext& ctx, const std::string& command, double timeout_s,
               bool bench = false);
   // With Slurm, a build, check or profile (command_target_batch.cc): the command as a batch
-  // job in jobs_dir_/<key>, waited for by `sbatch --wait` under the runner (`rs`: the local
-  // run's spec, whose limits move into the job); `run` has the prepared run folder.
+  // job in jobs_dir_/<key>, submitted by `sbatch` under the runner, then waited for on its
+  // folder (AwaitSlurmJob). `rs` is the local run's spec, whose limits move into the job;
+  // `run` has the prepared run folder.
   Run RunBatch(const RunContext& ctx, const std::string& command, double timeout_s,
                const std::string& key, RunSpec rs, Run run);
   // The job a killed run left under `key`, taken out of left_ (at most one step gets it).

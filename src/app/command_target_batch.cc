@@ -1,5 +1,5 @@
 // CommandTarget's Slurm batch jobs (docs/slurm.md, "Jobs a killed run left"): a build, check or
-// profile runs as `sbatch --wait` of a script that keeps the job's record, logs and status in
+// profile runs as an `sbatch` job of a script that keeps the job's record, logs and status in
 // its folder jobs/<key>/, so the job outlives a killed Arbor; the next run adopts it (waits for
 // it), reads its result, or runs the step again when it was lost (app/slurm_jobs.h).
 #include <chrono>
@@ -37,7 +37,8 @@ void CopyLogs(const std::string& dir, const std::string& out_dir, long long cap)
   for (const char* name : {"stdout", "stderr"}) {
     std::string text = ReadOrEmpty(dir + "/" + name, max);
     if (static_cast<long long>(text.size()) >= cap) {
-      text += "\n[arbor: output truncated at " + std::to_string(cap) + " bytes]\n";
+      text += "\n[arbor: the output reached the cap of " + std::to_string(cap) +
+              " bytes; anything after it was dropped]\n";
     }
     if (std::string_view(name) == "stderr") {
       text += ReadOrEmpty(dir + "/slurm.err", 1 << 16) + ReadOrEmpty(dir + "/sbatch.err", 1 << 16);
@@ -50,6 +51,10 @@ std::string FirstLineOf(const std::string& text) {
   std::string line(Trim(text));
   return line.substr(0, line.find('\n'));
 }
+
+// How long sbatch may take to submit (a busy slurmctld answers within seconds; sbatch retries
+// on its own while it is unreachable).
+constexpr double kSubmitTimeoutS = 120;
 
 double Now() { return static_cast<double>(std::time(nullptr)); }
 
@@ -81,24 +86,26 @@ CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::str
   req.memory_limit_mb = rs.memory_limit_mb;
   req.cpu_limit_s = rs.cpu_limit_s;
   JobRequest request{key,       req.comment, ctx.worktree, WorktreeIdentity(ctx.worktree),
-                     timeout_s, Now(),       false};
+                     timeout_s, Now(),       false,        spec_->executor.queue_timeout_s};
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
   if (ec || !WriteText(dir + "/request", FormatJobRequest(request)) ||
       !WriteText(dir + "/script", SlurmBatchScript(req))) {
+    fs::remove_all(dir, ec);
     run.step.kind = ExitKind::kSpawnError;
     run.step.detail = "cannot write the Slurm job folder " + dir;
     return run;
   }
-  // sbatch submits (under the runner, bounded by the step's timeout); the limits apply to the
-  // command, in the job. Its own output (the job id, its errors) stays in the job folder.
+  // sbatch submits under the runner (bounded: it only talks to slurmctld); the limits apply to
+  // the command, in the job. Its own output (the job id, its errors) stays in the job folder.
   const double start = SteadyNow();
   rs.memory_limit_mb.reset();
   rs.cpu_limit_s.reset();
   rs.command = SbatchCommand(spec_->executor, req);
   rs.stdout_path = dir + "/sbatch.out";
   rs.stderr_path = dir + "/sbatch.err";
+  rs.timeout_s = std::min(timeout_s, kSubmitTimeoutS);
   for (const auto& [k, v] : SlurmClientEnv()) rs.env.emplace(k, v);
   auto submitted = RunCommand(rs);
   if (!submitted.ok()) {
@@ -111,13 +118,38 @@ CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::str
   std::string id(Trim(ReadOrEmpty(dir + "/sbatch.out", 4096)));
   id = id.substr(0, id.find_first_of(";\n"));
   JobEnd end = JobEnd::kGone;
-  if (submitted->ok() && !id.empty()) {
-    // Queue wait counts against the step's timeout, as for an srun job.
-    end = AwaitSlurmJob(dir, id, job_name_, start + timeout_s, SlurmClientEnv());
+  if (!submitted->ok()) {
+    // sbatch failed or hung: a job it may still have queued must not run on unseen.
+    if (!id.empty()) {
+      CancelSlurmJob(id, SlurmClientEnv());
+    } else if (auto listed = ListSlurmJobs(job_name_, SlurmClientEnv()); listed.ok()) {
+      for (const ExecutorJob& j : *listed) {
+        if (j.comment == req.comment) CancelSlurmJob(j.id, SlurmClientEnv());
+      }
+    }
+  } else if (!id.empty()) {
+    // The queue wait counts against the step's timeout unless [executor] queue_timeout bounds
+    // it apart.
+    end = AwaitSlurmJob(dir, id, job_name_, {start, timeout_s, spec_->executor.queue_timeout_s},
+                        SlurmClientEnv());
   }
   LeftJob job = ReadJobFolder(dir);
   job.request = request;
   if (job.job.empty()) job.job = id;
+  if (end == JobEnd::kQueueTimedOut) {
+    // Not the command's fault: the cluster had no room. Retried once like any loss of the
+    // infrastructure (docs/critic.md).
+    CancelSlurmJob(job.job, SlurmClientEnv());
+    Run out = FromJobFolder(ctx, job);
+    out.step.duration_s = SteadyNow() - start;
+    out.step.step_key = key;
+    out.step.infrastructure = true;
+    out.step.kind = ExitKind::kTimedOut;
+    out.step.detail = "Slurm job " + job.job + " waited in the queue longer than queue_timeout " +
+                      FormatDouble(*spec_->executor.queue_timeout_s) + "s; cancelled";
+    fs::remove_all(dir, ec);
+    return out;
+  }
   if (end == JobEnd::kTimedOut) {
     // The step's own timeout: a timeout of the command. The job must not run on.
     job.finished = true;

@@ -167,50 +167,54 @@ std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
 }
 
 std::string SlurmBatchScript(const SlurmRequest& r) {
-  const std::string d = ShellQuote(r.job_dir);
-  const std::string cap = std::to_string(std::max(1LL, r.output_limit_bytes));
-  const std::string run = "( " + Limits(r) + "exec /bin/sh -c " + ShellQuote(r.command) + " )";
-  // The command's output goes to the job folder through `head -c` (the first
-  // output_limit_bytes of each stream are kept, the rest drained, so a flood neither fills the
-  // shared filesystem nor blocks the command). Its status is written last and atomically: a
-  // status file means the logs are complete. Without fifos the output goes there uncapped.
-  return "#!/bin/sh\n"
-         "# Arbor: " +
-         r.comment +
-         " (docs/slurm.md)\n"
-         "d=" +
-         d + "\n" + RecordJob("\"$d/job.tmp\"") +
-         " && mv -f \"$d/job.tmp\" \"$d/job\"\n"
-         "cp \"$d/job\" " +
-         ShellQuote(r.job_id_file) +
-         " 2>/dev/null\n"
-         "if t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/o\" \"$t/e\"; then\n"
-         "  { head -c " +
-         cap +
-         " > \"$d/stdout\"; cat > /dev/null; } < \"$t/o\" & p1=$!\n"
-         "  { head -c " +
-         cap +
-         " > \"$d/stderr\"; cat > /dev/null; } < \"$t/e\" & p2=$!\n"
-         "  " +
-         run +
-         " > \"$t/o\" 2> \"$t/e\"; s=$?\n"
-         // A background process of the command may hold its output open: wait a little for
-         // the copies, not for it (Slurm ends it with the job).
-         "  i=0; while [ $i -lt 50 ] && { kill -0 $p1 || kill -0 $p2; } 2>/dev/null; do "
-         "sleep 0.1; i=$((i+1)); done\n"
-         "  kill $p1 $p2 2>/dev/null; rm -rf \"$t\"\n"
-         "else\n"
-         "  " +
-         run +
-         " > \"$d/stdout\" 2> \"$d/stderr\"; s=$?\n"
-         "fi\n"
-         "printf 'exit %s\\n' \"$s\" > \"$d/status.tmp\" && mv -f \"$d/status.tmp\" \"$d/status\"\n"
-         "exit $s\n";
+  // The command's output goes to the job folder through GNU dd (not head -c, whose stdio buffer
+  // dies unwritten when it is stopped): the first output_limit_bytes of each stream are kept
+  // and the rest drained, so a flood neither fills the shared filesystem nor blocks the
+  // command. The fifos live in the compute node's /tmp
+  // (not $TMPDIR, which is this machine's), else in the job folder. A background process of
+  // the command may hold its output open: the copies get 5 s after the command ends, then
+  // they are stopped (Slurm ends that process with the job). The status is written last and
+  // atomically: a status file means the logs are complete. A cancelled job writes none.
+  std::string script = R"(#!/bin/sh
+# Arbor: @COMMENT@ (docs/slurm.md)
+d=@DIR@
+@RECORD@ && mv -f "$d/job.tmp" "$d/job"
+cp "$d/job" @JOBIDFILE@ 2>/dev/null
+t=$(mktemp -d /tmp/arbor-job.XXXXXX 2>/dev/null) || t="$d/fifos"
+trap 'rm -rf "$t"' EXIT
+trap 'exit 143' TERM INT
+mkdir -p "$t" && mkfifo "$t/o" "$t/e" || { echo "arbor: cannot make fifos in $t" >&2; exit 125; }
+{ dd of="$d/stdout" bs=65536 count=@CAP@ iflag=count_bytes status=none; cat > /dev/null; } < "$t/o" & p1=$!
+{ dd of="$d/stderr" bs=65536 count=@CAP@ iflag=count_bytes status=none; cat > /dev/null; } < "$t/e" & p2=$!
+@RUN@ > "$t/o" 2> "$t/e"; s=$?
+i=0; while [ $i -lt 50 ] && { kill -0 $p1 || kill -0 $p2; } 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+pkill -P "$p1,$p2" 2>/dev/null; kill $p1 $p2 2>/dev/null
+printf 'exit %s\n' "$s" > "$d/status.tmp" && mv -f "$d/status.tmp" "$d/status"
+exit $s
+)";
+  const std::vector<std::pair<std::string, std::string>> fill = {
+      {"@COMMENT@", r.comment},
+      {"@DIR@", ShellQuote(r.job_dir)},
+      {"@RECORD@", RecordJob("\"$d/job.tmp\"")},
+      {"@JOBIDFILE@", ShellQuote(r.job_id_file)},
+      {"@CAP@", std::to_string(std::max(1LL, r.output_limit_bytes))},
+      {"@RUN@", "( " + Limits(r) + "exec /bin/sh -c " + ShellQuote(r.command) + " )"},
+  };
+  for (const auto& [mark, text] : fill) {
+    for (size_t at = script.find(mark); at != std::string::npos;
+         at = script.find(mark, at + text.size())) {
+      script.replace(at, mark.size(), text);
+    }
+  }
+  return script;
 }
 
 std::string SbatchCommand(const ExecutorSpec& e, const SlurmRequest& r) {
   std::vector<std::string> args = {"exec", "sbatch", "--parsable"};
   JobOptions(e, r.job_name, r.comment, r.bench, &args);
+  // A job Slurm would requeue itself (node failure, preemption) would start over unseen, its
+  // time counted against the step: Arbor reconciles it instead (an infrastructure loss).
+  args.push_back("--no-requeue");
   PlacementOptions(e, r, &args);
   Opt(&args, "output", NoPatterns(r.job_dir + "/slurm.out"));
   Opt(&args, "error", NoPatterns(r.job_dir + "/slurm.err"));

@@ -2,12 +2,12 @@
 // what Slurm's own messages say about a job it ended (cancelled, preempted, lost with its node,
 // over its time limit), and cancelling a campaign's jobs.
 //
-// Every command runs under exec/'s runner on this machine, through a Slurm client that blocks
-// until the job ends and exits with the command's status, so the step's timeout works as for a
-// local run. A benchmark is `srun ... /bin/sh -c WRAPPER` (streamed into the runner's capped
-// logs; a step of the measurement's allocation); a build, check or profile is `sbatch --wait`
-// of a batch script whose job and logs live in a job folder and outlive Arbor, so a resumed run
-// can adopt or read it (app/slurm_jobs.h). On the compute node the wrapper or script records
+// A benchmark is `srun ... /bin/sh -c WRAPPER` under exec/'s runner on this machine: srun blocks
+// until the job ends, streams its output into the runner's capped logs and exits with the
+// command's status (a step of the measurement's allocation). A build, check or profile is
+// submitted with `sbatch`: a batch script whose record, logs and status live in a job folder
+// and outlive Arbor, so a resumed run can adopt or read it (app/slurm_jobs.h); Arbor waits on
+// that folder. On the compute node the wrapper or script records
 // $SLURM_JOB_ID and the host, applies the memory and CPU limits there (ulimit), then runs the
 // command.
 #pragma once

@@ -55,6 +55,26 @@ void ReadStatus(const std::string& dir, LeftJob* job) {
   if (!code.ok()) job->why = "Slurm job " + job->job + ": " + code.error().message;
 }
 
+// squeue answers without a job before it counts as gone (without slurmstepd's word on it).
+constexpr int kUnlistedLooks = 5;
+
+// slurmstepd's own line in the job's slurm.err says the job ended without its status
+// (scancel, time limit, preemption, node failure).
+bool SlurmSaidHowItEnded(const std::string& dir) {
+  return ReadSlurmVerdict(ReadTail(dir + "/slurm.err", 8192)).kind != SlurmVerdict::Kind::kNone;
+}
+
+// When an adopted job's step runs out of time (seconds since the epoch): its timeout from
+// submission, or with a queue limit, the limit while it has not started and the timeout from
+// its start (the mtime of its `job` record) once it has.
+double AdoptedDeadline(const LeftJob& j) {
+  const JobRequest& r = j.request;
+  if (!r.queue_timeout_s) return r.submitted + r.timeout_s;
+  struct stat st {};
+  if (stat((j.dir + "/job").c_str(), &st) != 0) return r.submitted + *r.queue_timeout_s;
+  return static_cast<double>(st.st_mtim.tv_sec) + r.timeout_s;
+}
+
 const ExecutorJob* FindListed(const std::vector<ExecutorJob>& listed, const LeftJob& j) {
   for (const ExecutorJob& e : listed) {
     if (!j.job.empty() ? e.id == j.job : e.comment == j.request.comment) return &e;
@@ -66,7 +86,7 @@ const ExecutorJob* FindListed(const std::vector<ExecutorJob>& listed, const Left
 
 std::string SlurmStepKey(NodeId node, const std::string& label, const std::string& command,
                          const std::string& cwd, const EnvOverlay& env) {
-  std::string what = command + "\n" + cwd + "\n";
+  std::string what = label + "\n" + command + "\n" + cwd + "\n";
   for (const auto& [k, v] : env) what += k + "=" + v + "\n";
   std::string safe;
   for (char c : label) {
@@ -85,7 +105,9 @@ std::string WorktreeIdentity(const std::string& worktree) {
 std::string FormatJobRequest(const JobRequest& r) {
   return "key " + r.key + "\ncomment " + r.comment + "\nworktree " + r.worktree + "\nworktree_id " +
          r.worktree_id + "\ntimeout_s " + FormatDouble(r.timeout_s, 12) + "\nsubmitted " +
-         FormatDouble(r.submitted, 15) + "\nmeasurement " + (r.measurement ? "1" : "0") + "\n";
+         FormatDouble(r.submitted, 15) + "\nmeasurement " + (r.measurement ? "1" : "0") + "\n" +
+         (r.queue_timeout_s ? "queue_timeout_s " + FormatDouble(*r.queue_timeout_s, 12) + "\n"
+                            : "");
 }
 
 Result<JobRequest> ParseJobRequest(const std::string& text) {
@@ -103,12 +125,16 @@ Result<JobRequest> ParseJobRequest(const std::string& text) {
     if (name == "worktree") r.worktree = value;
     if (name == "worktree_id") r.worktree_id = value;
     if (name == "measurement") r.measurement = value == "1";
-    if (name == "timeout_s" || name == "submitted") {
+    if (name == "timeout_s" || name == "submitted" || name == "queue_timeout_s") {
       double v = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
         return MakeError("request file: bad " + name + " '" + value + "'");
       }
-      (name == "timeout_s" ? r.timeout_s : r.submitted) = v;
+      if (name == "queue_timeout_s") {
+        r.queue_timeout_s = v;
+      } else {
+        (name == "timeout_s" ? r.timeout_s : r.submitted) = v;
+      }
     }
   }
   for (const char* required : {"key", "comment", "timeout_s", "submitted", "measurement"}) {
@@ -145,17 +171,21 @@ double SteadyNow() {
 }
 
 JobEnd AwaitSlurmJob(const std::string& dir, const std::string& job_id, const std::string& job_name,
-                     double deadline_s, const std::map<std::string, std::string>& env) {
+                     const JobWait& wait, const std::map<std::string, std::string>& env) {
   constexpr double kPoll = 0.2;      // the status file: a stat on the shared filesystem
   constexpr double kAskEvery = 2.0;  // squeue: a request to slurmctld
-  constexpr int kUnlistedLooks = 5;  // squeue answers without the job before it counts as gone
   std::error_code ec;
   double next_ask = SteadyNow() + kAskEvery;
+  // Without a queue limit the job is treated as started at submission.
+  std::optional<double> started;
+  if (!wait.queue_timeout_s) started = wait.submitted;
   int unlisted = 0;
   for (;;) {
     if (fs::exists(dir + "/status", ec)) return JobEnd::kFinished;
     double now = SteadyNow();
-    if (now >= deadline_s) return JobEnd::kTimedOut;
+    if (!started && fs::exists(dir + "/job", ec)) started = now;
+    if (started && now >= *started + wait.timeout_s) return JobEnd::kTimedOut;
+    if (!started && now >= wait.submitted + *wait.queue_timeout_s) return JobEnd::kQueueTimedOut;
     if (now >= next_ask) {
       next_ask = now + kAskEvery;
       auto listed = ListSlurmJobs(job_name, env);
@@ -163,11 +193,8 @@ JobEnd AwaitSlurmJob(const std::string& dir, const std::string& job_id, const st
         bool there = false;
         for (const ExecutorJob& j : *listed) there = there || j.id == job_id;
         unlisted = there ? 0 : unlisted + 1;
-        // slurmstepd's own line says the job ended without its status (scancel, time limit,
-        // preemption, node failure): no need to look again.
-        bool said =
-            ReadSlurmVerdict(ReadTail(dir + "/slurm.err", 8192)).kind != SlurmVerdict::Kind::kNone;
-        if (unlisted >= (said ? 1 : kUnlistedLooks)) {
+        // Gone from squeue: a few more looks, unless slurmstepd already said how it ended.
+        if (unlisted >= (SlurmSaidHowItEnded(dir) ? 1 : kUnlistedLooks)) {
           return fs::exists(dir + "/status", ec) ? JobEnd::kFinished : JobEnd::kGone;
         }
       }
@@ -232,7 +259,7 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
     if (claimed_ids.count(e.id)) continue;
     if (CancelSlurmJob(e.id, env)) ++rec.cancelled;
   }
-  int unseen_polls = 0;
+  std::map<std::string, int> unseen;  // per adopted job: squeue answers without it
   while (!waited.empty()) {
     if (stopping()) {
       for (const std::string& key : waited) {
@@ -243,32 +270,40 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
       break;
     }
     usleep(1000 * 1000);
+    // The status files and the deadlines decide even while Slurm cannot be asked.
     auto now_listed = ListSlurmJobs(job_name, env);
-    if (!now_listed.ok()) continue;  // Slurm busy: ask again
-    bool any_gone = false;
     for (auto it = waited.begin(); it != waited.end();) {
       LeftJob& j = rec.left[*it];
-      bool listed_now = FindListed(*now_listed, j) != nullptr;
-      bool done = fs::exists(j.dir + "/status", ec);
-      if (!done && listed_now &&
-          static_cast<double>(std::time(nullptr)) > j.request.submitted + j.request.timeout_s) {
-        CancelSlurmJob(j.job, env);  // the step's timeout, as the runner would have applied
-        j.finished = true;
-        j.timed_out = true;
+      if (fs::exists(j.dir + "/status", ec)) {
+        ReadStatus(j.dir, &j);
         it = waited.erase(it);
         continue;
       }
-      // A job gone from squeue gets a few more looks: a shared filesystem may show its status
-      // file late.
-      if (!done && !listed_now) any_gone = true;
-      if (done || (!listed_now && unseen_polls >= 3)) {
-        ReadStatus(j.dir, &j);
+      const double now = static_cast<double>(std::time(nullptr));
+      const bool started = !j.request.queue_timeout_s || fs::exists(j.dir + "/job", ec);
+      if (now > AdoptedDeadline(j)) {
+        CancelSlurmJob(j.job, env);  // the step's timeout, as the runner would have applied
+        j.finished = started;
+        j.timed_out = started;
+        if (!started) {
+          j.why = "Slurm job " + j.job + " waited in the queue longer than queue_timeout";
+        }
         it = waited.erase(it);
-      } else {
-        ++it;
+        continue;
       }
+      if (now_listed.ok()) {
+        int& looks = unseen[*it];
+        looks = FindListed(*now_listed, j) != nullptr ? 0 : looks + 1;
+        // A job gone from squeue gets a few more looks (a shared filesystem may show its
+        // status late), unless slurmstepd already said how it ended.
+        if (looks >= (SlurmSaidHowItEnded(j.dir) ? 1 : kUnlistedLooks)) {
+          ReadStatus(j.dir, &j);
+          it = waited.erase(it);
+          continue;
+        }
+      }
+      ++it;
     }
-    unseen_polls = any_gone ? unseen_polls + 1 : 0;
   }
   for (const auto& [key, j] : rec.left) {
     if (j.adopted && j.finished)

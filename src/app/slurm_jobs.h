@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,12 @@ struct JobRequest {
   std::string comment;  // the job's --comment, "n7/build": finds a job still pending in squeue
   std::string worktree;
   std::string worktree_id;   // WorktreeIdentity() at submission
-  double timeout_s = 0;      // the step's timeout, counted from `submitted`
+  double timeout_s = 0;      // the step's timeout, counted from `submitted` (see below)
   double submitted = 0;      // seconds since the epoch
   bool measurement = false;  // a benchmark of a measurement: redone, never adopted
+  // [executor] queue_timeout when the job was submitted: the job had that long to start, and
+  // its timeout counts from its start (the time its `job` record was written).
+  std::optional<double> queue_timeout_s;
 };
 std::string FormatJobRequest(const JobRequest& r);
 Result<JobRequest> ParseJobRequest(const std::string& text);
@@ -85,18 +89,28 @@ LeftJob ReadJobFolder(const std::string& dir);
 
 // How a job Arbor waits for ended (AwaitSlurmJob).
 enum class JobEnd {
-  kFinished,  // its status file is there
-  kGone,      // Slurm no longer lists it and it wrote no status: cancelled, lost, refused
-  kTimedOut,  // still queued or running at the deadline (not cancelled here)
+  kFinished,       // its status file is there
+  kGone,           // Slurm no longer lists it and it wrote no status: cancelled, lost, refused
+  kTimedOut,       // it started, and ran past the step's timeout (not cancelled here)
+  kQueueTimedOut,  // it had not started when queue_timeout_s ran out (not cancelled here)
+};
+
+// The deadlines of a job's wait, in seconds on the steady clock (SteadyNow()).
+struct JobWait {
+  double submitted = 0;
+  double timeout_s = 600;  // the step's: from `submitted`, or from the start with a queue limit
+  std::optional<double> queue_timeout_s;  // [executor] queue_timeout
 };
 
 // Waits for the batch job `job_id` (named `job_name`) whose folder is `dir`: polls the status
 // file every 0.2 s and `squeue --name` every 2 s until the status appears, the job leaves
 // Slurm's list without one (a few more looks first, unless slurmstepd's slurm.err already says
-// how it ended: a shared filesystem may show the status late), or `deadline_s` (seconds on the
-// steady clock, SteadyNow()) passes. A failing squeue is asked again; it never ends the wait.
+// how it ended: a shared filesystem may show the status late), or a deadline passes. Without a
+// queue limit the step's timeout counts from submission; with one, the job must start (its
+// script writes <dir>/job) within queue_timeout_s, and the timeout counts from then. A failing
+// squeue is asked again; it never ends the wait, and the deadlines still apply.
 JobEnd AwaitSlurmJob(const std::string& dir, const std::string& job_id, const std::string& job_name,
-                     double deadline_s, const std::map<std::string, std::string>& env);
+                     const JobWait& wait, const std::map<std::string, std::string>& env);
 
 // Seconds on the steady clock.
 double SteadyNow();

@@ -77,6 +77,11 @@ TEST(SlurmJobFiles, RequestRoundTripsAndACutShortOneIsRefused) {
   EXPECT_EQ(back->timeout_s, 600);
   EXPECT_DOUBLE_EQ(back->submitted, r.submitted);
   EXPECT_FALSE(back->measurement);
+  EXPECT_FALSE(back->queue_timeout_s.has_value());
+  r.queue_timeout_s = 1200;
+  back = ParseJobRequest(FormatJobRequest(r));
+  ASSERT_TRUE(back.ok() && back->queue_timeout_s.has_value());
+  EXPECT_EQ(*back->queue_timeout_s, 1200);
   auto cut = ParseJobRequest(text.substr(0, text.find("submitted")));
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().message, "request file: no submitted (cut short?)");
@@ -139,6 +144,15 @@ TEST(SlurmJobFiles, BatchScriptKeepsTheResultInTheJobFolder) {
   EXPECT_EQ(run->result.exit_code, 0);
   EXPECT_EQ(fs::file_size(dir + "/job/stdout"), 1000u);
   EXPECT_EQ(Read(dir + "/job/stderr"), "done\n");
+  // A background process holding the output open: the copies are stopped a few seconds after
+  // the command ended (the bound is far below the sleep's), and the status is the command's.
+  r.command = "echo x; (sleep 60) & exit 4";
+  Write(dir + "/job/script", SlurmBatchScript(r));
+  run = RunCaptured("/bin/sh " + ShellQuote(dir + "/job/script"), dir, env, 40);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->result.status, RunResult::Status::kExited) << "the script waited for the sleep";
+  EXPECT_EQ(Read(dir + "/job/status"), "exit 4\n");
+  EXPECT_EQ(Read(dir + "/job/stdout"), "x\n");
   // A command killed by a signal: the shell's 128+N, read back as that signal.
   r.command = "kill -SEGV $$";
   Write(dir + "/job/script", SlurmBatchScript(r));
@@ -164,7 +178,7 @@ TEST(SlurmJobFiles, SbatchCommandLine) {
   r.timeout_s = 120;
   EXPECT_EQ(SbatchCommand(e, r),
             "exec sbatch --parsable --job-name=arbor-toy-0123abcd --comment=n3/build "
-            "--nodes=1 --ntasks=1 --partition=cpu --chdir=/shared/wt --export=ALL "
+            "--nodes=1 --ntasks=1 --partition=cpu --no-requeue --chdir=/shared/wt --export=ALL "
             "--time=0:03:00 --qos=high --output=/shared/state/jobs/n3-build-1a2b3c4d/slurm.out "
             "--error=/shared/state/jobs/n3-build-1a2b3c4d/slurm.err "
             "/shared/state/jobs/n3-build-1a2b3c4d/script");
@@ -230,6 +244,34 @@ TEST(SlurmReconcile, AdoptsReadsRequeuesAndCancels) {
   EXPECT_EQ(rec->Summary(),
             "adopted Slurm job(s) 50 (node 2 build), read 1 finished job(s), re-queued 2 lost "
             "job(s), cancelled 1 Slurm job(s) a previous run left");
+  fs::remove_all(dir);
+}
+
+// The wait on a batch job's folder against a stand-in squeue that always lists job 60: the
+// ends are decided by the folder and the deadlines, whatever the machine's speed.
+TEST(SlurmAwait, EndsByStatusQueueLimitTimeoutOrDisappearance) {
+  std::string dir = TempDir("arbor-await");
+  const std::string job = dir + "/job";
+  fs::create_directories(job);
+  Executable(dir + "/bin/squeue", "#!/bin/sh\nprintf '60\\tPENDING\\tn2/build\\t0:01\\t\\n'\n");
+  const std::map<std::string, std::string> env = {{"PATH", dir + "/bin:/usr/bin:/bin"}};
+  // Pending (no job record) past the queue limit; the step's timeout alone would not end it.
+  EXPECT_EQ(AwaitSlurmJob(job, "60", "j", {SteadyNow(), 3600, 0.3}, env), JobEnd::kQueueTimedOut);
+  // Started: the step's timeout counts from the start, and runs out.
+  Write(job + "/job", "60 cn7 0\n");
+  EXPECT_EQ(AwaitSlurmJob(job, "60", "j", {SteadyNow(), 0.3, 3600.0}, env), JobEnd::kTimedOut);
+  // Without a queue limit, from submission: a job submitted long ago is already out of time.
+  fs::remove(job + "/job");
+  EXPECT_EQ(AwaitSlurmJob(job, "60", "j", {SteadyNow() - 10, 5, std::nullopt}, env),
+            JobEnd::kTimedOut);
+  // A status ends the wait, before any deadline.
+  Write(job + "/status", "exit 0\n");
+  EXPECT_EQ(AwaitSlurmJob(job, "60", "j", {SteadyNow(), 3600, 3600.0}, env), JobEnd::kFinished);
+  // Gone from squeue without a status, slurmstepd having said why: one look is enough.
+  fs::remove(job + "/status");
+  Write(job + "/slurm.err",
+        "slurmstepd-cn7: error: *** JOB 61 ON cn7 CANCELLED AT 2026-11-30T16:03:32 ***\n");
+  EXPECT_EQ(AwaitSlurmJob(job, "61", "j", {SteadyNow(), 3600, std::nullopt}, env), JobEnd::kGone);
   fs::remove_all(dir);
 }
 

@@ -30,8 +30,8 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
   ARBOR_TRY(root.GetTable("executor", &table));
   if (table == nullptr) return {};
   Section s(root.file(), *table, "executor", "in [executor]");
-  ARBOR_TRY(s.CheckKeys({"kind", "partition", "account", "time_limit", "gres", "constraint",
-                         "extra", "exclusive_bench", "shared_dir"}));
+  ARBOR_TRY(s.CheckKeys({"kind", "partition", "account", "time_limit", "queue_timeout", "gres",
+                         "constraint", "extra", "exclusive_bench", "shared_dir"}));
   ExecutorSpec& e = spec->executor;
   std::string kind = "local";
   ARBOR_TRY(s.ReadString("kind", &kind));
@@ -40,8 +40,8 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
   }
   e.kind = kind == "slurm" ? ExecutorSpec::Kind::kSlurm : ExecutorSpec::Kind::kLocal;
   if (e.kind == ExecutorSpec::Kind::kLocal) {
-    for (const char* key : {"partition", "account", "time_limit", "gres", "constraint", "extra",
-                            "exclusive_bench", "shared_dir"}) {
+    for (const char* key : {"partition", "account", "time_limit", "queue_timeout", "gres",
+                            "constraint", "extra", "exclusive_bench", "shared_dir"}) {
       if (s.Get(key) != nullptr) {
         return s.AtKey(key, "executor." + std::string(key) +
                                 " applies to Slurm jobs only; expected kind = \"slurm\" with it");
@@ -54,6 +54,7 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
   ARBOR_TRY(s.ReadNonEmptyString("gres", &e.gres));
   ARBOR_TRY(s.ReadNonEmptyString("constraint", &e.constraint));
   ARBOR_TRY(s.ReadDuration("time_limit", Section::Zero::kRejected, &e.time_limit_s));
+  ARBOR_TRY(s.ReadDuration("queue_timeout", Section::Zero::kRejected, &e.queue_timeout_s));
   ARBOR_TRY(s.ReadBool("exclusive_bench", &e.exclusive_bench));
   ARBOR_TRY(s.ReadStringArray("extra", &e.extra));
   if (const toml::node* extra = s.Get("extra")) {

@@ -35,6 +35,7 @@ TEST(ExecutorLoader, LocalByDefault) {
 TEST(ExecutorLoader, ReadsEverySlurmOption) {
   auto spec = Parse(
       "kind = \"slurm\"\npartition = \"gpu\"\naccount = \"perf\"\ntime_limit = \"90m\"\n"
+      "queue_timeout = \"20m\"\n"
       "gres = \"gpu:1\"\nconstraint = \"a100\"\nextra = [\"--qos=high\", \"--mem=8G\"]\n"
       "exclusive_bench = false\nshared_dir = \"/\"\n");
   ASSERT_TRUE(spec.ok()) << spec.error().message;
@@ -44,6 +45,8 @@ TEST(ExecutorLoader, ReadsEverySlurmOption) {
   EXPECT_EQ(e.account, "perf");
   ASSERT_TRUE(e.time_limit_s.has_value());
   EXPECT_DOUBLE_EQ(*e.time_limit_s, 5400);
+  ASSERT_TRUE(e.queue_timeout_s.has_value());
+  EXPECT_DOUBLE_EQ(*e.queue_timeout_s, 1200);
   EXPECT_EQ(e.gres, "gpu:1");
   EXPECT_EQ(e.constraint, "a100");
   EXPECT_EQ(e.extra, (std::vector<std::string>{"--qos=high", "--mem=8G"}));
@@ -57,6 +60,7 @@ TEST(ExecutorLoader, SharedDirIsResolvedAgainstTheCampaignFile) {
   EXPECT_EQ(spec->executor.shared_dir, "/nonexistent-arbor");
   EXPECT_TRUE(spec->executor.exclusive_bench);
   EXPECT_FALSE(spec->executor.time_limit_s.has_value());
+  EXPECT_FALSE(spec->executor.queue_timeout_s.has_value());
 }
 
 struct Row {

@@ -185,18 +185,21 @@ struct ProfileSpec {
 };
 
 // Where the target's commands run ([executor] in the campaign file; docs/slurm.md). Local: on
-// this machine, under exec/'s runner. Slurm: each command is a Slurm job started by `srun` from
-// this machine (the runner's timeout and output caps still apply to srun).
+// this machine, under exec/'s runner. Slurm: each command is a Slurm job submitted from this
+// machine (builds, checks and profiles with sbatch, benchmarks with srun).
 struct ExecutorSpec {
   enum class Kind { kLocal, kSlurm };
   Kind kind = Kind::kLocal;
   std::string partition;               // --partition ("": the cluster's default)
   std::string account;                 // --account
   std::optional<double> time_limit_s;  // --time; unset: the step's timeout plus a minute
-  std::string gres;                    // --gres, e.g. "gpu:1"
-  std::string constraint;              // --constraint, e.g. "a100"
-  std::vector<std::string> extra;      // further srun options, passed last
-  bool exclusive_bench = true;         // benchmark jobs get --exclusive
+  // How long a job may wait in Slurm's queue before it starts; the step's timeout then counts
+  // from its start. Unset: the queue wait counts against the step's timeout.
+  std::optional<double> queue_timeout_s;
+  std::string gres;                // --gres, e.g. "gpu:1"
+  std::string constraint;          // --constraint, e.g. "a100"
+  std::vector<std::string> extra;  // further sbatch/srun/salloc options, passed last
+  bool exclusive_bench = true;     // benchmark jobs get --exclusive
   // The folder every compute node sees at the same path; the campaign's workspace (its
   // worktrees and run folders under .arbor/) must lie under it.
   std::string shared_dir;

@@ -2,7 +2,8 @@
 // "Jobs a killed run left"): the job still running is adopted, one that finished meanwhile is
 // read back, one cancelled meanwhile is run again. Each build appends its $ARBOR_OUT to a
 // counter file, so the tests see how often the held build really ran; the campaign's answer
-// must equal the local, uninterrupted run's.
+// must equal the local, uninterrupted run's. Also: a job that cannot start within
+// queue_timeout.
 #include <glob.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -176,6 +177,38 @@ TEST_F(SlurmAdopt, AJobCancelledMeanwhileRunsAgainOnce) {
   EXPECT_EQ(event["data"].value("reconciled", ""), "requeued") << event.dump();
   EXPECT_EQ(event["data"].value("previous_job", ""), job) << event.dump();
   EXPECT_EQ(HeldBuildRuns(), 2) << "the cancelled run and its one re-run";
+}
+
+// A job that cannot start within [executor] queue_timeout (the only node held by an exclusive
+// job of someone else) is cancelled, not left waiting: the baseline's build fails as an
+// infrastructure timeout naming the queue. Once the node is free, resume finishes the campaign
+// with the uninterrupted answer.
+TEST(SlurmQueue, AJobThatCannotStartInTimeIsCancelled) {
+  REQUIRE_CLUSTER();
+  Uninterrupted();
+  TempWorkspace ws;
+  WriteFile(ws.aux() + "/held", "");  // nothing holds: the queue is the only obstacle
+  WriteCampaign(&ws, Executor(ws, "queue_timeout = \"3s\"\n"));
+  ProcResult blocker = RunProcess({"sbatch", "--parsable", "--exclusive", "--job-name=blocker",
+                                   "--output=/dev/null", "--wrap=sleep 600"},
+                                  "/");
+  ASSERT_EQ(blocker.exit_code, 0) << blocker.Describe();
+  const std::string id = blocker.out.substr(0, blocker.out.find_first_of(";\n"));
+  ASSERT_TRUE(Await([&] {
+    return RunProcess({"squeue", "-h", "-j", id, "-o", "%T"}, "/").out.rfind("RUNNING", 0) == 0;
+  }));
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 300);
+  EXPECT_NE(run.exit_code, 0) << run.Describe();
+  EXPECT_NE((run.out + run.err).find("waited in the queue longer than queue_timeout"),
+            std::string::npos)
+      << run.Describe();
+  EXPECT_EQ(Jobs(), std::vector<std::string>{id}) << "the campaign's pending job was cancelled";
+  ASSERT_EQ(RunProcess({"scancel", id}, "/").exit_code, 0);
+  ASSERT_TRUE(Await([&] { return ActiveJobs().empty(); }));
+  ProcResult resumed = ws.Arbor({"resume", "arbor.toml", "--quiet"}, {}, 900);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_EQ(Outcomes(ws), Uninterrupted()) << DescribeTree(LoadTree(ws));
+  EXPECT_TRUE(ActiveJobs().empty());
 }
 
 }  // namespace
