@@ -11,7 +11,8 @@
 //     it. It is killed when that is only this run (or no live run at all); when it could be
 //     another live run's too, it is left for the last of them.
 // Every child of the Arbor process must be started through RunCommand (or be registered
-// here), or a sweep would take it for an adopted orphan.
+// here), or a sweep would take it for an adopted orphan. process_reaper.cc also holds
+// runner.h's public sweeps, KillOrphans and KillProcessesWithin.
 #pragma once
 
 #include <sys/types.h>

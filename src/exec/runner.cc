@@ -15,8 +15,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -414,57 +412,6 @@ Result<RunResult> RunCommand(const RunSpec& spec) {
   return SuperviseChild(pid, spec, &out, &err, &feeder, pids.cgroup.get());
 }
 
-int KillOrphans() {
-  internal::EnsureSubreaper();
-  return internal::KillUnclaimedOrphans(10.0);
-}
-
 std::string ProcessLimitProblem() { return ProcessLimitUnsupportedReason(); }
-
-namespace {
-
-// Whether /proc/<pid>/environ holds the entry `entry` exactly.
-bool HasEnvEntry(const std::string& proc_dir, const std::string& entry) {
-  std::ifstream in(proc_dir + "/environ", std::ios::binary);
-  for (std::string item; std::getline(in, item, '\0');) {
-    if (item == entry) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-int KillProcessesWithin(const std::string& dir, const std::string& spare_env) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  std::string root = fs::weakly_canonical(dir, ec).string();
-  if (ec || root.empty() || root == "/") return 0;
-  int killed = 0;
-  for (int round = 0; round < 20; ++round) {
-    int found = 0;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-      pid_t pid = static_cast<pid_t>(std::stol(name));
-      if (pid == getpid()) continue;
-      std::string cwd = fs::read_symlink(entry.path() / "cwd", ec).string();
-      if (ec) continue;  // gone, or not ours to look at
-      const std::string deleted = " (deleted)";
-      if (cwd.size() > deleted.size() &&
-          cwd.compare(cwd.size() - deleted.size(), deleted.size(), deleted) == 0) {
-        cwd.resize(cwd.size() - deleted.size());
-      }
-      if (cwd != root && cwd.rfind(root + "/", 0) != 0) continue;
-      if (!spare_env.empty() && HasEnvEntry(entry.path().string(), spare_env)) continue;
-      if (kill(pid, SIGKILL) == 0) {
-        ++found;
-        ++killed;
-      }
-    }
-    if (found == 0) break;
-    usleep(20000);  // let the killed die before looking again (their children may remain)
-  }
-  return killed;
-}
 
 }  // namespace arbor
