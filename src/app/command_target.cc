@@ -76,12 +76,14 @@ void CommandTarget::SetExitCode(int code, StepResult* step) {
   }
 }
 
-CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::string& command,
-                                          double timeout_s, bool bench) {
+CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::string& role,
+                                          const std::string& command, double timeout_s) {
   Run run;
+  const bool bench = role == "bench";
   run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
   std::error_code ec;
   const bool slurm = spec_->executor.kind == ExecutorSpec::Kind::kSlurm;
+  const ExecutorSpec executor = spec_->executor.For(role);
   // With Slurm, a build, check or profile is a batch job whose folder jobs/<key>/ outlives this
   // run; a job a killed run left under this step's key is this step's (app/slurm_jobs.h). A
   // benchmark is never adopted: its measurement is redone.
@@ -123,7 +125,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   run.stdout_path = rs.stdout_path;
   const std::string job_id_file = run.out_dir + "/slurm-job";
   if (batch) {
-    run = RunBatch(ctx, command, timeout_s, key, std::move(rs), std::move(run));
+    run = RunBatch(ctx, executor, command, timeout_s, key, std::move(rs), std::move(run));
     if (left) {
       run.step.reconciled = reconciled;
       run.step.previous_job = left->job;
@@ -147,11 +149,11 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     req.cpu_limit_s = rs.cpu_limit_s;
     rs.memory_limit_mb.reset();
     rs.cpu_limit_s.reset();
-    rs.command = SrunCommand(spec_->executor, req);
+    rs.command = SrunCommand(executor, req);
     for (const auto& [k, v] : SlurmClientEnv()) rs.env.emplace(k, v);
     // A job of its own (no allocation) may first wait in the queue: srun cannot say when it
     // starts, so its run is given the queue limit on top of the step's timeout.
-    if (req.allocation.empty()) rs.timeout_s += spec_->executor.queue_timeout_s.value_or(0);
+    if (req.allocation.empty()) rs.timeout_s += executor.queue_timeout_s.value_or(0);
   }
   auto r = RunCommand(rs);
   if (!r.ok()) {
@@ -236,8 +238,9 @@ std::string CommandTarget::Allocation(double timeout_s) {
   // The wait for the allocation is bounded by [executor] queue_timeout, else by the first
   // benchmark's timeout.
   const std::string comment = "n" + std::to_string(measuring_) + "/measure";
-  auto r = RunCaptured(SallocCommand(spec_->executor, job_name_, comment), "", SlurmClientEnv(),
-                       spec_->executor.queue_timeout_s.value_or(timeout_s));
+  const ExecutorSpec bench = spec_->executor.For("bench");
+  auto r = RunCaptured(SallocCommand(bench, job_name_, comment), "", SlurmClientEnv(),
+                       bench.queue_timeout_s.value_or(timeout_s));
   if (r.ok()) allocation_ = GrantedAllocation(r->err);
   if (!allocation_.empty() && !r->result.ok()) {
     CancelSlurmJob(allocation_, SlurmClientEnv());  // granted, then salloc failed: not ours
@@ -254,13 +257,13 @@ std::string CommandTarget::Scrubbed(std::string text) const {
 
 StepResult CommandTarget::Build(const RunContext& ctx) {
   if (spec_->target.build.empty()) return StepResult{};
-  return Execute(ctx, spec_->target.build, spec_->target.build_timeout_s).step;
+  return Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
 }
 
 Measurement CommandTarget::Check(const RunContext& ctx) {
   Measurement m;
   if (spec_->target.check.empty()) return m;
-  Run run = Execute(ctx, spec_->target.check, spec_->target.check_timeout_s);
+  Run run = Execute(ctx, "check", spec_->target.check, spec_->target.check_timeout_s);
   m.step = run.step;
   if (!m.step.ok() || !spec_->accuracy.source) return m;
   std::string out = ReadIfExists(run.stdout_path);
@@ -277,7 +280,7 @@ Measurement CommandTarget::Check(const RunContext& ctx) {
 
 Measurement CommandTarget::Bench(const RunContext& ctx) {
   Measurement m;
-  Run run = Execute(ctx, spec_->target.bench, spec_->target.bench_timeout_s, /*bench=*/true);
+  Run run = Execute(ctx, "bench", spec_->target.bench, spec_->target.bench_timeout_s);
   m.step = run.step;
   if (!m.step.ok()) return m;
   std::string out = ReadIfExists(run.stdout_path);
@@ -304,7 +307,7 @@ Measurement CommandTarget::Bench(const RunContext& ctx) {
 ProfileResult CommandTarget::Profile(const RunContext& ctx) {
   ProfileResult r;
   if (spec_->target.profile.empty()) return r;
-  Run run = Execute(ctx, spec_->target.profile, spec_->target.profile_timeout_s);
+  Run run = Execute(ctx, "profile", spec_->target.profile, spec_->target.profile_timeout_s);
   r.step = run.step;
   if (!r.step.ok()) return r;
   auto text = ProfileText(spec_->profile, ctx.worktree, run.out_dir + "/out", run.stdout_path);

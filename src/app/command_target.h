@@ -61,15 +61,17 @@ class CommandTarget : public Target {
     std::string out_dir;
     std::string stdout_path;
   };
-  // `bench`: a benchmark run (a Slurm job then gets --exclusive).
-  Run Execute(const RunContext& ctx, const std::string& command, double timeout_s,
-              bool bench = false);
+  // `role`: "build", "check", "bench" or "profile", which picks the Slurm job's options
+  // (ExecutorSpec::For); a benchmark's job also gets --exclusive and is never a batch job.
+  Run Execute(const RunContext& ctx, const std::string& role, const std::string& command,
+              double timeout_s);
   // With Slurm, a build, check or profile (command_target_batch.cc): the command as a batch
   // job in jobs_dir_/<key>, submitted by `sbatch` under the runner, then waited for on its
   // folder (AwaitSlurmJob). `rs` is the local run's spec, whose limits move into the job;
   // `run` has the prepared run folder.
-  Run RunBatch(const RunContext& ctx, const std::string& command, double timeout_s,
-               const std::string& key, RunSpec rs, Run run);
+  // `executor`: the role's options.
+  Run RunBatch(const RunContext& ctx, const ExecutorSpec& executor, const std::string& command,
+               double timeout_s, const std::string& key, RunSpec rs, Run run);
   // The job a killed run left under `key`, taken out of left_ (at most one step gets it).
   std::optional<LeftJob> ClaimLeftJob(const std::string& key);
   // The result of a job a killed run left, from its folder, as this step's run.

@@ -70,9 +70,9 @@ std::optional<LeftJob> CommandTarget::ClaimLeftJob(const std::string& key) {
   return job;
 }
 
-CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::string& command,
-                                           double timeout_s, const std::string& key, RunSpec rs,
-                                           Run run) {
+CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const ExecutorSpec& executor,
+                                           const std::string& command, double timeout_s,
+                                           const std::string& key, RunSpec rs, Run run) {
   const std::string dir = jobs_dir_ + "/" + key;
   SlurmRequest req;
   req.job_name = job_name_;
@@ -86,7 +86,7 @@ CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::str
   req.memory_limit_mb = rs.memory_limit_mb;
   req.cpu_limit_s = rs.cpu_limit_s;
   JobRequest request{key,       req.comment, ctx.worktree, WorktreeIdentity(ctx.worktree),
-                     timeout_s, Now(),       false,        spec_->executor.queue_timeout_s};
+                     timeout_s, Now(),       false,        executor.queue_timeout_s};
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
@@ -102,7 +102,7 @@ CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::str
   const double start = SteadyNow();
   rs.memory_limit_mb.reset();
   rs.cpu_limit_s.reset();
-  rs.command = SbatchCommand(spec_->executor, req);
+  rs.command = SbatchCommand(executor, req);
   rs.stdout_path = dir + "/sbatch.out";
   rs.stderr_path = dir + "/sbatch.err";
   rs.timeout_s = std::min(timeout_s, kSubmitTimeoutS);
@@ -130,7 +130,7 @@ CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::str
   } else if (!id.empty()) {
     // The queue wait counts against the step's timeout unless [executor] queue_timeout bounds
     // it apart.
-    end = AwaitSlurmJob(dir, id, job_name_, {start, timeout_s, spec_->executor.queue_timeout_s},
+    end = AwaitSlurmJob(dir, id, job_name_, {start, timeout_s, executor.queue_timeout_s},
                         SlurmClientEnv());
   }
   LeftJob job = ReadJobFolder(dir);
@@ -146,7 +146,7 @@ CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::str
     out.step.infrastructure = true;
     out.step.kind = ExitKind::kTimedOut;
     out.step.detail = "Slurm job " + job.job + " waited in the queue longer than queue_timeout " +
-                      FormatDouble(*spec_->executor.queue_timeout_s) + "s; cancelled";
+                      FormatDouble(*executor.queue_timeout_s) + "s; cancelled";
     fs::remove_all(dir, ec);
     return out;
   }

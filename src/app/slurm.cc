@@ -313,10 +313,10 @@ bool CancelSlurmJob(const std::string& job_id, const std::map<std::string, std::
 
 Result<std::vector<ExecutorJob>> ListSlurmJobs(const std::string& job_name,
                                                const std::map<std::string, std::string>& env) {
-  // Tab-separated: id, state, comment, elapsed, node list (a comment holds no tab).
+  // Tab-separated: id, state, comment, elapsed, node list, partition (a comment holds no tab).
   const std::string command = "squeue -h -u " + ShellQuote(UserName()) + " " +
                               ShellQuote("--name=" + job_name) + " -o " +
-                              ShellQuote("%i\t%T\t%k\t%M\t%N");
+                              ShellQuote("%i\t%T\t%k\t%M\t%N\t%P");
   auto listed = RunCaptured(command, "", env, 60);
   if (!listed.ok()) return MakeError("squeue: " + listed.error().message);
   if (!listed->result.ok()) {
@@ -328,9 +328,10 @@ Result<std::vector<ExecutorJob>> ListSlurmJobs(const std::string& job_name,
   for (const std::string& line : Split(listed->out, '\n')) {
     if (Trim(line).empty()) continue;
     std::vector<std::string> f = Split(line, '\t');
-    f.resize(5);
+    f.resize(6);
     std::string comment = f[2] == "(null)" ? "" : f[2];
-    jobs.push_back({std::string(Trim(f[0])), f[1], comment, f[3], std::string(Trim(f[4]))});
+    jobs.push_back({std::string(Trim(f[0])), f[1], comment, f[3], std::string(Trim(f[4])),
+                    std::string(Trim(f[5]))});
   }
   return jobs;
 }

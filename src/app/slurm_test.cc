@@ -65,6 +65,30 @@ TEST(SlurmCommand, CarriesTheCampaignOptionsAndExclusiveBenchmarks) {
   EXPECT_NE(SrunCommand(e, r).find("--time=0:01:00 "), std::string::npos);
 }
 
+// [executor.build] and the like: a build job gets its own partition and options, without the
+// benchmarks' gres; the measurement's allocation keeps [executor]'s.
+TEST(SlurmCommand, EachRoleGetsItsOwnHardware) {
+  ExecutorSpec e = Slurm();
+  e.partition = "gpu";
+  e.gres = "gpu:1";
+  e.extra = {"--qos=high"};
+  ExecutorSpec::RoleOptions build;
+  build.partition = "cpu";
+  build.gres = "";
+  build.extra = {"--cpus-per-task=32"};
+  e.roles["build"] = build;
+  SlurmRequest r = Request("make");
+  r.job_dir = "/shared/jobs/k";
+  std::string sbatch = SbatchCommand(e.For("build"), r);
+  EXPECT_NE(sbatch.find(" --partition=cpu "), std::string::npos) << sbatch;
+  EXPECT_EQ(sbatch.find("--gres"), std::string::npos) << sbatch;
+  EXPECT_NE(sbatch.find(" --qos=high --cpus-per-task=32 "), std::string::npos) << sbatch;
+  std::string salloc = SallocCommand(e.For("bench"), "arbor-toy-0123abcd", "n3/measure");
+  EXPECT_NE(salloc.find(" --partition=gpu "), std::string::npos) << salloc;
+  EXPECT_NE(salloc.find(" --gres=gpu:1 --qos=high"), std::string::npos) << salloc;
+  EXPECT_EQ(salloc.find("cpus-per-task"), std::string::npos) << salloc;
+}
+
 // A measurement's benchmarks share one allocation: salloc holds the node (exclusive, with the
 // campaign's job options); each run is a step of it, without the job-level options.
 TEST(SlurmCommand, MeasurementAllocationAndItsSteps) {
@@ -143,7 +167,7 @@ TEST(SlurmJobs, ListedFromSqueueOrOneLineWhenSlurmCannotBeAsked) {
           "#!/bin/sh\n"
           "[ -e \"$0.fail\" ] && { echo 'slurm_load_jobs error: Unable to contact' >&2; exit 1; }\n"
           "echo \"$*\" > \"$0.args\"\n"
-          "printf '41\\tRUNNING\\tn3/bench-2\\t0:07\\tcn7\\n'\n"
+          "printf '41\\tRUNNING\\tn3/bench-2\\t0:07\\tcn7\\tgpu\\n'\n"
           "printf '42\\tPENDING\\t(null)\\t0:00\\t\\n'\n");
   std::map<std::string, std::string> env = {{"PATH", dir + "/bin:/usr/bin:/bin"}};
   auto jobs = ListSlurmJobs("arbor-toy-0123abcd", env);
@@ -154,8 +178,10 @@ TEST(SlurmJobs, ListedFromSqueueOrOneLineWhenSlurmCannotBeAsked) {
   EXPECT_EQ((*jobs)[0].comment, "n3/bench-2");
   EXPECT_EQ((*jobs)[0].elapsed, "0:07");
   EXPECT_EQ((*jobs)[0].nodes, "cn7");
+  EXPECT_EQ((*jobs)[0].partition, "gpu");
   EXPECT_EQ((*jobs)[1].comment, "");
   EXPECT_EQ((*jobs)[1].nodes, "");
+  EXPECT_EQ((*jobs)[1].partition, "") << "an old squeue line without the field";
   auto args = ReadFileBounded(dir + "/bin/squeue.args");
   ASSERT_TRUE(args.ok());
   EXPECT_NE(args->find("--name=arbor-toy-0123abcd"), std::string::npos) << *args;

@@ -23,6 +23,58 @@ bool IsOwnOption(const std::string& option) {
   return false;
 }
 
+// `extra`: one Slurm option per item, none of those Arbor sets itself.
+Status ReadExtra(const Section& s, std::vector<std::string>* out) {
+  std::vector<std::string> extra;
+  ARBOR_TRY(s.ReadStringArray("extra", &extra));
+  if (const toml::node* node = s.Get("extra")) {
+    const toml::array& items = *node->as_array();
+    for (size_t i = 0; i < extra.size(); ++i) {
+      std::string path = s.KeyPath("extra") + "[" + std::to_string(i) + "]";
+      if (!StartsWith(extra[i], "-") || extra[i].find_first_of(" \t\n") != std::string::npos) {
+        return s.Invalid(*items.get(i), path,
+                         "; expected one srun option per item, like \"--qos=high\"");
+      }
+      if (IsOwnOption(extra[i])) {
+        return s.Invalid(*items.get(i), path,
+                         ": Arbor sets this option itself (it names, places and finds the job)");
+      }
+    }
+  }
+  *out = std::move(extra);
+  return {};
+}
+
+constexpr const char* kRoles[] = {"build", "check", "bench", "profile"};
+
+// [executor.<role>]: that kind of job's own hardware. A string key set to "" drops [executor]'s
+// option (builds without the benchmarks' `gres`, say).
+Status ReadRole(const Section& parent, const std::string& role, ExecutorSpec* e) {
+  const toml::table* table = nullptr;
+  ARBOR_TRY(parent.GetTable(role, &table));
+  if (table == nullptr) return {};
+  Section s(parent.file(), *table, "executor." + role, "in [executor." + role + "]");
+  ARBOR_TRY(s.CheckKeys(
+      {"partition", "account", "time_limit", "queue_timeout", "gres", "constraint", "extra"}));
+  ExecutorSpec::RoleOptions r;
+  const std::pair<const char*, std::optional<std::string>*> strings[] = {
+      {"partition", &r.partition},
+      {"account", &r.account},
+      {"gres", &r.gres},
+      {"constraint", &r.constraint}};
+  for (const auto& [key, out] : strings) {
+    if (s.Get(key) == nullptr) continue;
+    std::string value;
+    ARBOR_TRY(s.ReadString(key, &value));
+    *out = value;
+  }
+  ARBOR_TRY(s.ReadDuration("time_limit", Section::Zero::kRejected, &r.time_limit_s));
+  ARBOR_TRY(s.ReadDuration("queue_timeout", Section::Zero::kRejected, &r.queue_timeout_s));
+  ARBOR_TRY(ReadExtra(s, &r.extra));
+  e->roles[role] = std::move(r);
+  return {};
+}
+
 }  // namespace
 
 Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSpec* spec) {
@@ -31,7 +83,8 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
   if (table == nullptr) return {};
   Section s(root.file(), *table, "executor", "in [executor]");
   ARBOR_TRY(s.CheckKeys({"kind", "partition", "account", "time_limit", "queue_timeout", "gres",
-                         "constraint", "extra", "exclusive_bench", "shared_dir"}));
+                         "constraint", "extra", "exclusive_bench", "shared_dir", "build", "check",
+                         "bench", "profile"}));
   ExecutorSpec& e = spec->executor;
   std::string kind = "local";
   ARBOR_TRY(s.ReadString("kind", &kind));
@@ -40,8 +93,9 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
   }
   e.kind = kind == "slurm" ? ExecutorSpec::Kind::kSlurm : ExecutorSpec::Kind::kLocal;
   if (e.kind == ExecutorSpec::Kind::kLocal) {
-    for (const char* key : {"partition", "account", "time_limit", "queue_timeout", "gres",
-                            "constraint", "extra", "exclusive_bench", "shared_dir"}) {
+    for (const char* key :
+         {"partition", "account", "time_limit", "queue_timeout", "gres", "constraint", "extra",
+          "exclusive_bench", "shared_dir", "build", "check", "bench", "profile"}) {
       if (s.Get(key) != nullptr) {
         return s.AtKey(key, "executor." + std::string(key) +
                                 " applies to Slurm jobs only; expected kind = \"slurm\" with it");
@@ -56,21 +110,8 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
   ARBOR_TRY(s.ReadDuration("time_limit", Section::Zero::kRejected, &e.time_limit_s));
   ARBOR_TRY(s.ReadDuration("queue_timeout", Section::Zero::kRejected, &e.queue_timeout_s));
   ARBOR_TRY(s.ReadBool("exclusive_bench", &e.exclusive_bench));
-  ARBOR_TRY(s.ReadStringArray("extra", &e.extra));
-  if (const toml::node* extra = s.Get("extra")) {
-    const toml::array& items = *extra->as_array();
-    for (size_t i = 0; i < e.extra.size(); ++i) {
-      std::string path = "executor.extra[" + std::to_string(i) + "]";
-      if (!StartsWith(e.extra[i], "-") || e.extra[i].find_first_of(" \t\n") != std::string::npos) {
-        return s.Invalid(*items.get(i), path,
-                         "; expected one srun option per item, like \"--qos=high\"");
-      }
-      if (IsOwnOption(e.extra[i])) {
-        return s.Invalid(*items.get(i), path,
-                         ": Arbor sets this option itself (it names, places and finds the job)");
-      }
-    }
-  }
+  ARBOR_TRY(ReadExtra(s, &e.extra));
+  for (const char* role : kRoles) ARBOR_TRY(ReadRole(s, role, &e));
   ARBOR_TRY(s.Require("shared_dir",
                       "the folder every compute node sees at the same path, holding the "
                       "campaign's workspace"));

@@ -63,6 +63,40 @@ TEST(ExecutorLoader, SharedDirIsResolvedAgainstTheCampaignFile) {
   EXPECT_FALSE(spec->executor.queue_timeout_s.has_value());
 }
 
+TEST(ExecutorLoader, RoleTablesGiveEachKindOfJobItsOwnHardware) {
+  auto spec = Parse(
+      "kind = \"slurm\"\nshared_dir = \"/\"\npartition = \"gpu\"\ngres = \"gpu:1\"\n"
+      "constraint = \"a100\"\nextra = [\"--qos=high\"]\nqueue_timeout = \"2h\"\n"
+      "[executor.build]\npartition = \"cpu\"\ngres = \"\"\nconstraint = \"\"\n"
+      "extra = [\"--cpus-per-task=32\"]\ntime_limit = \"20m\"\nqueue_timeout = \"10m\"\n"
+      "[executor.profile]\naccount = \"prof\"\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const ExecutorSpec& e = spec->executor;
+  ASSERT_EQ(e.roles.size(), 2u);
+  ExecutorSpec build = e.For("build");
+  EXPECT_EQ(build.partition, "cpu");
+  EXPECT_EQ(build.gres, "") << "\"\" drops [executor]'s gres";
+  EXPECT_EQ(build.constraint, "");
+  EXPECT_EQ(build.account, "");
+  EXPECT_EQ(build.extra, (std::vector<std::string>{"--qos=high", "--cpus-per-task=32"}));
+  ASSERT_TRUE(build.time_limit_s.has_value());
+  EXPECT_DOUBLE_EQ(*build.time_limit_s, 1200);
+  EXPECT_DOUBLE_EQ(build.queue_timeout_s.value_or(0), 600);
+  EXPECT_TRUE(build.roles.empty());
+  ExecutorSpec profile = e.For("profile");
+  EXPECT_EQ(profile.account, "prof");
+  EXPECT_EQ(profile.partition, "gpu") << "a key the role omits keeps [executor]'s";
+  EXPECT_EQ(profile.gres, "gpu:1");
+  EXPECT_EQ(profile.extra, (std::vector<std::string>{"--qos=high"}));
+  for (const char* role : {"bench", "check"}) {
+    ExecutorSpec same = e.For(role);
+    EXPECT_EQ(same.partition, "gpu") << role;
+    EXPECT_EQ(same.gres, "gpu:1") << role;
+    EXPECT_FALSE(same.time_limit_s.has_value()) << role;
+    EXPECT_DOUBLE_EQ(same.queue_timeout_s.value_or(0), 7200) << role;
+  }
+}
+
 struct Row {
   const char* name;
   std::string executor;
@@ -94,6 +128,23 @@ const Row kRows[] = {
      "kind = \"slurm\"\nshared_dir = \"/\"\nextra = [\"--exclusive\", \"--job-name=x\"]\n",
      "c.toml:10:25: invalid executor.extra[1] \"--job-name=x\": Arbor sets this option itself "
      "(it names, places and finds the job)"},
+    {"role_on_local", "kind = \"local\"\n[executor.build]\npartition = \"cpu\"\n",
+     "c.toml:9:11: executor.build applies to Slurm jobs only; expected kind = \"slurm\" with it"},
+    {"unknown_role", "kind = \"slurm\"\nshared_dir = \"/\"\n[executor.benchmark]\n",
+     "c.toml:10:11: unknown key 'benchmark' in [executor]; expected one of: kind, partition, "
+     "account, time_limit, queue_timeout, gres, constraint, extra, exclusive_bench, shared_dir, "
+     "build, check, bench, profile"},
+    {"unknown_key_in_role",
+     "kind = \"slurm\"\nshared_dir = \"/\"\n[executor.bench]\nexclusive_bench = false\n",
+     "c.toml:11:1: unknown key 'exclusive_bench' in [executor.bench]; expected one of: "
+     "partition, account, time_limit, queue_timeout, gres, constraint, extra"},
+    {"role_extra_not_an_option",
+     "kind = \"slurm\"\nshared_dir = \"/\"\n[executor.build]\nextra = [\"cpus=4\"]\n",
+     "c.toml:11:10: invalid executor.build.extra[0] \"cpus=4\"; expected one srun option per "
+     "item, like \"--qos=high\""},
+    {"role_partition_not_string",
+     "kind = \"slurm\"\nshared_dir = \"/\"\n[executor.check]\npartition = 3\n",
+     "c.toml:11:13: expected a string for executor.check.partition, got integer"},
     {"exclusive_not_bool", "kind = \"slurm\"\nshared_dir = \"/\"\nexclusive_bench = \"yes\"\n",
      "c.toml:10:19: expected true or false for executor.exclusive_bench, got string"},
 };

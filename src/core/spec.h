@@ -203,6 +203,33 @@ struct ExecutorSpec {
   // The folder every compute node sees at the same path; the campaign's workspace (its
   // worktrees and run folders under .arbor/) must lie under it.
   std::string shared_dir;
+
+  // One kind of job's own hardware ([executor.build], [executor.check], [executor.bench],
+  // [executor.profile]): a key it sets replaces [executor]'s ("" drops the option), a key it
+  // omits keeps [executor]'s, and its `extra` options follow [executor]'s.
+  struct RoleOptions {
+    std::optional<std::string> partition, account, gres, constraint;
+    std::optional<double> time_limit_s, queue_timeout_s;
+    std::vector<std::string> extra;
+  };
+  std::map<std::string, RoleOptions> roles;  // by role: "build", "check", "bench", "profile"
+
+  // The options of `role`'s jobs: this table with the role's own applied.
+  ExecutorSpec For(const std::string& role) const {
+    ExecutorSpec e = *this;
+    e.roles.clear();
+    auto it = roles.find(role);
+    if (it == roles.end()) return e;
+    const RoleOptions& r = it->second;
+    if (r.partition) e.partition = *r.partition;
+    if (r.account) e.account = *r.account;
+    if (r.gres) e.gres = *r.gres;
+    if (r.constraint) e.constraint = *r.constraint;
+    if (r.time_limit_s) e.time_limit_s = r.time_limit_s;
+    if (r.queue_timeout_s) e.queue_timeout_s = r.queue_timeout_s;
+    e.extra.insert(e.extra.end(), r.extra.begin(), r.extra.end());
+    return e;
+  }
 };
 
 struct CampaignSpec {

@@ -87,7 +87,8 @@ std::string JobsText(const CampaignView& view) {
   std::string out = "jobs      " + std::to_string(view.jobs->size()) + " queued or running\n";
   for (const ExecutorJob& j : *view.jobs) {
     out += "  " + j.id + "  " + j.state + "  " + (j.comment.empty() ? "-" : j.comment) + "  " +
-           j.elapsed + "  " + (j.nodes.empty() ? "-" : j.nodes) + "\n";
+           j.elapsed + "  " + (j.nodes.empty() ? "-" : j.nodes) + "  " +
+           (j.partition.empty() ? "-" : j.partition) + "\n";
   }
   return out;
 }
@@ -145,7 +146,8 @@ nlohmann::json StatusJson(const CampaignView& view) {
                       {"state", j.state},
                       {"comment", j.comment},
                       {"elapsed", j.elapsed},
-                      {"nodes", j.nodes}});
+                      {"nodes", j.nodes},
+                      {"partition", j.partition}});
     }
     out["jobs"] = view.jobs_error.empty() ? jobs : nlohmann::json(nullptr);
     if (!view.jobs_error.empty()) out["jobs_error"] = view.jobs_error;

@@ -122,18 +122,19 @@ TEST(StatusJobsTest, LocalCampaignsShowNoJobs) {
 
 TEST(StatusJobsTest, ClusterJobsInTextAndJson) {
   CampaignView view = SampleView();
-  view.jobs = std::vector<ExecutorJob>{{"41", "RUNNING", "n3/bench-2", "0:07", "arbornode"},
-                                       {"42", "PENDING", "n3/bench-3", "0:00", ""}};
+  view.jobs = std::vector<ExecutorJob>{{"41", "RUNNING", "n3/bench-2", "0:07", "arbornode", "gpu"},
+                                       {"42", "PENDING", "n3/bench-3", "0:00", "", "gpu"}};
   nlohmann::json j = StatusJson(view);
   ASSERT_TRUE(j["jobs"].is_array());
   ASSERT_EQ(j["jobs"].size(), 2u);
   EXPECT_EQ(j["jobs"][0], nlohmann::json::parse(R"({"id": "41", "state": "RUNNING",
-      "comment": "n3/bench-2", "elapsed": "0:07", "nodes": "arbornode"})"));
+      "comment": "n3/bench-2", "elapsed": "0:07", "nodes": "arbornode", "partition": "gpu"})"));
   EXPECT_FALSE(j.contains("jobs_error"));
   std::string text = StatusText(view);
   EXPECT_NE(text.find("jobs      2 queued or running\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  41  RUNNING  n3/bench-2  0:07  arbornode\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  42  PENDING  n3/bench-3  0:00  -\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  41  RUNNING  n3/bench-2  0:07  arbornode  gpu\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  42  PENDING  n3/bench-3  0:00  -  gpu\n"), std::string::npos) << text;
   view.jobs->clear();
   EXPECT_NE(StatusText(view).find("jobs      none queued or running\n"), std::string::npos);
   EXPECT_EQ(StatusJson(view)["jobs"], nlohmann::json::array());

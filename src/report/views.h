@@ -23,10 +23,11 @@ namespace arbor {
 // A job a cluster executor has queued or running for the campaign (Slurm: `squeue`).
 struct ExecutorJob {
   std::string id;
-  std::string state;    // "PENDING", "RUNNING", ...
-  std::string comment;  // which node and run: "n12/bench-3"
-  std::string elapsed;  // as the executor prints it ("1:02")
-  std::string nodes;    // where it runs (empty while pending)
+  std::string state;      // "PENDING", "RUNNING", ...
+  std::string comment;    // which node and run: "n12/bench-3"
+  std::string elapsed;    // as the executor prints it ("1:02")
+  std::string nodes;      // where it runs (empty while pending)
+  std::string partition;  // which partition ([executor] or a role's table: docs/slurm.md)
 };
 
 // What the status views need: the stored campaign facts plus the parts of the spec that give

@@ -187,6 +187,7 @@ TEST(IntegrationSlurm, StatusShowsTheRunningJobAndStopLeavesNothingQueued) {
   EXPECT_EQ(json["jobs"][0].value("id", ""), ids.front());
   EXPECT_EQ(json["jobs"][0].value("state", ""), "RUNNING");
   EXPECT_EQ(json["jobs"][0].value("nodes", ""), "arbornode");
+  EXPECT_EQ(json["jobs"][0].value("partition", ""), "arbor") << "the test cluster's default";
 
   // The step sleeps far longer than --timeout: the run is told twice and leaves at once.
   ProcResult stop = ws.Arbor({"stop", "arbor.toml", "--timeout", "2s"});

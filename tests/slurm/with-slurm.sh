@@ -4,7 +4,8 @@
 #   tests/slurm/with-slurm.sh COMMAND [ARGS...]
 #
 # Writes a slurm.conf under a fresh temporary folder (loopback node, free ports, CPUs and memory
-# from this machine), starts a private munged (its own key and socket), slurmctld and slurmd,
+# from this machine; two partitions on that node, `arbor` the default and `arborbuild`, so
+# tests can send kinds of job to different partitions), starts a private munged (its own key and socket), slurmctld and slurmd,
 # waits until `sinfo` shows the node idle, runs COMMAND with SLURM_CONF exported, and stops every
 # daemon it started on exit, whether COMMAND passed, failed or the script was interrupted.
 # Exit status: COMMAND's; 77 (ctest's skip code) when Slurm or munge is not installed or this is
@@ -102,6 +103,7 @@ KillWait=2
 MinJobAge=60
 NodeName=arbornode NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=arbor Nodes=arbornode Default=YES MaxTime=INFINITE State=UP
+PartitionName=arborbuild Nodes=arbornode Default=NO MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF" || { echo "with-slurm: slurmctld did not start" >&2; exit 1; }
@@ -110,7 +112,7 @@ slurmd -f "$SLURM_CONF" -N arbornode || { echo "with-slurm: slurmd did not start
 # Readiness, not a timed assertion: the daemons register within seconds; 120 s is a hang.
 ready=0
 for _ in $(seq 1 240); do
-  if [ "$(sinfo -h -N -o '%t' 2>/dev/null)" = "idle" ]; then ready=1; break; fi
+  if [ "$(sinfo -h -N -p arbor -o '%t' 2>/dev/null)" = "idle" ]; then ready=1; break; fi
   sleep 0.5
 done
 if [ "$ready" -ne 1 ]; then
