@@ -83,7 +83,6 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
   std::error_code ec;
   const bool slurm = spec_->executor.kind == ExecutorSpec::Kind::kSlurm;
-  const ExecutorSpec executor = spec_->executor.For(role);
   // With Slurm, a build, check or profile is a batch job whose folder jobs/<key>/ outlives this
   // run; a job a killed run left under this step's key is this step's (app/slurm_jobs.h). A
   // benchmark is never adopted: its measurement is redone.
@@ -125,7 +124,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   run.stdout_path = rs.stdout_path;
   const std::string job_id_file = run.out_dir + "/slurm-job";
   if (batch) {
-    run = RunBatch(ctx, executor, command, timeout_s, key, std::move(rs), std::move(run));
+    run = RunBatch(ctx, role, command, timeout_s, key, std::move(rs), std::move(run));
     if (left) {
       run.step.reconciled = reconciled;
       run.step.previous_job = left->job;
@@ -137,13 +136,14 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   if (slurm) {
     // The command becomes an srun job; the limits move into the job (srun itself must not run
     // under them), and srun needs the cluster's client settings.
+    const ExecutorSpec executor = spec_->executor.For(role);
     req.job_name = job_name_;
     req.comment = "n" + std::to_string(ctx.node) + "/" + ctx.label;
     req.cwd = ctx.worktree;
     req.job_id_file = job_id_file;
     req.command = command;
     req.timeout_s = timeout_s;
-    req.bench = bench;
+    req.exclusive = bench || role == "profile";
     if (bench && measuring_ != kNoNode) req.allocation = Allocation(timeout_s);
     req.memory_limit_mb = rs.memory_limit_mb;
     req.cpu_limit_s = rs.cpu_limit_s;

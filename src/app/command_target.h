@@ -69,8 +69,8 @@ class CommandTarget : public Target {
   // job in jobs_dir_/<key>, submitted by `sbatch` under the runner, then waited for on its
   // folder (AwaitSlurmJob). `rs` is the local run's spec, whose limits move into the job;
   // `run` has the prepared run folder.
-  // `executor`: the role's options.
-  Run RunBatch(const RunContext& ctx, const ExecutorSpec& executor, const std::string& command,
+  // `role` as for Execute: a profile's job is --exclusive like a benchmark's.
+  Run RunBatch(const RunContext& ctx, const std::string& role, const std::string& command,
                double timeout_s, const std::string& key, RunSpec rs, Run run);
   // The job a killed run left under `key`, taken out of left_ (at most one step gets it).
   std::optional<LeftJob> ClaimLeftJob(const std::string& key);

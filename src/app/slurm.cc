@@ -70,7 +70,7 @@ void Opt(std::vector<std::string>* args, const std::string& name, const std::str
 
 // The options a job (not a step of an allocation) gets from [executor].
 void JobOptions(const ExecutorSpec& e, const std::string& job_name, const std::string& comment,
-                bool bench, std::vector<std::string>* args) {
+                bool exclusive, std::vector<std::string>* args) {
   Opt(args, "job-name", job_name);
   Opt(args, "comment", comment);
   args->push_back("--nodes=1");
@@ -78,7 +78,7 @@ void JobOptions(const ExecutorSpec& e, const std::string& job_name, const std::s
   Opt(args, "partition", e.partition);
   Opt(args, "account", e.account);
   Opt(args, "constraint", e.constraint);
-  if (bench && e.exclusive_bench) args->push_back("--exclusive");
+  if (exclusive && e.exclusive_bench) args->push_back("--exclusive");
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ void JobOptions(const ExecutorSpec& e, const std::string& job_name, const std::s
 std::string SallocCommand(const ExecutorSpec& e, const std::string& job_name,
                           const std::string& comment) {
   std::vector<std::string> args = {"salloc", "--no-shell"};
-  JobOptions(e, job_name, comment, /*bench=*/true, &args);
+  JobOptions(e, job_name, comment, /*exclusive=*/true, &args);
   if (e.time_limit_s) Opt(&args, "time", SlurmTime(*e.time_limit_s));
   Opt(&args, "gres", e.gres);
   for (const std::string& x : e.extra) args.push_back(ShellQuote(x));
@@ -149,7 +149,7 @@ std::string NoPatterns(const std::string& path) {
 std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
   std::vector<std::string> args = {"exec", "srun"};
   if (r.allocation.empty()) {
-    JobOptions(e, r.job_name, r.comment, r.bench, &args);
+    JobOptions(e, r.job_name, r.comment, r.exclusive, &args);
   } else {
     Opt(&args, "jobid", r.allocation);
     args.push_back("--nodes=1");
@@ -211,7 +211,7 @@ exit $s
 
 std::string SbatchCommand(const ExecutorSpec& e, const SlurmRequest& r) {
   std::vector<std::string> args = {"exec", "sbatch", "--parsable"};
-  JobOptions(e, r.job_name, r.comment, r.bench, &args);
+  JobOptions(e, r.job_name, r.comment, r.exclusive, &args);
   // A job Slurm would requeue itself (node failure, preemption) would start over unseen, its
   // time counted against the step: Arbor reconciles it instead (an infrastructure loss).
   args.push_back("--no-requeue");

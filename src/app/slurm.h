@@ -34,7 +34,9 @@ struct SlurmRequest {
   long long output_limit_bytes = 16LL << 20;
   std::string command;
   double timeout_s = 600;  // the step's timeout: --time when [executor] time_limit is unset
-  bool bench = false;      // benchmark jobs get --exclusive unless exclusive_bench = false
+  // A benchmark's or profile's job: --exclusive unless exclusive_bench = false (a measurement
+  // or a profile shares its node with nothing, as locally it takes the machine).
+  bool exclusive = false;
   // When set, the command runs as a step of this allocation (SallocCommand): `srun
   // --jobid=ALLOCATION`, without the job-level options (name, comment, partition, account,
   // constraint, --exclusive), which the allocation already has.

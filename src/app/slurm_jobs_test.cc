@@ -184,6 +184,11 @@ TEST(SlurmJobFiles, SbatchCommandLine) {
             "/shared/state/jobs/n3-build-1a2b3c4d/script");
   r.job_dir = "/x/50%/j";  // sbatch would expand %j: a literal % is doubled
   EXPECT_NE(SbatchCommand(e, r).find("--output=/x/50%%/j/slurm.out"), std::string::npos);
+  r.exclusive = true;  // a profile's job
+  EXPECT_NE(SbatchCommand(e, r).find(" --partition=cpu --exclusive --no-requeue "),
+            std::string::npos);
+  e.exclusive_bench = false;
+  EXPECT_EQ(SbatchCommand(e, r).find("--exclusive"), std::string::npos);
 }
 
 // A stand-in squeue lists job 50 (adopted: running) once, then "ends" it by writing its

@@ -57,7 +57,7 @@ TEST(SlurmCommand, CarriesTheCampaignOptionsAndExclusiveBenchmarks) {
                         0),
             0u)
       << build;
-  r.bench = true;
+  r.exclusive = true;
   EXPECT_NE(SrunCommand(e, r).find(" --exclusive "), std::string::npos);
   e.exclusive_bench = false;
   EXPECT_EQ(SrunCommand(e, r).find("--exclusive"), std::string::npos);
@@ -105,7 +105,7 @@ TEST(SlurmCommand, MeasurementAllocationAndItsSteps) {
             "salloc --no-shell --job-name=j --comment=n3/measure --nodes=1 --ntasks=1 "
             "--partition=gpu --time=0:10:00 --gres=gpu:1 --cpus-per-task=4");
   SlurmRequest r = Request("./bench");
-  r.bench = true;
+  r.exclusive = true;
   r.allocation = "45";
   EXPECT_EQ(SrunCommand(e, r).rfind("exec srun --jobid=45 --nodes=1 --ntasks=1 --chdir=/shared/wt "
                                     "--export=ALL --time=0:10:00 --gres=gpu:1 "

@@ -2,9 +2,11 @@
 // one class of node, benchmarks on another"): the test cluster has two partitions on its one
 // node, `arbor` (the default) and `arborbuild`. With [executor.build] and [executor.check]
 // naming `arborbuild` (builds also asking for --cpus-per-task), every build and check job
-// runs there and every benchmark in the default partition, without the builds' option. Each
-// command logs what Slurm gave it ($SLURM_JOB_PARTITION, $SLURM_CPUS_PER_TASK), so the test
-// reads the placement from the jobs themselves. Run by tests/slurm/with-slurm.sh.
+// runs there and every benchmark and profile in the default partition, without the builds'
+// option; benchmarks and profiles have their node to themselves (--exclusive), builds and
+// checks do not. Each command logs what Slurm gave it ($SLURM_JOB_PARTITION,
+// $SLURM_CPUS_PER_TASK, the job's OverSubscribe as scontrol shows it), so the test reads the
+// placement from the jobs themselves. Run by tests/slurm/with-slurm.sh.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -19,17 +21,22 @@
 namespace arbor::integration {
 namespace {
 
-// One line per command: "<kind> <partition> <cpus per task or none>".
+// One line per command: "<kind> <partition> <cpus per task or none> OverSubscribe=<NO|OK>".
 std::string Logger(const std::string& aux, const std::string& kind) {
-  return "echo \"" + kind + " $SLURM_JOB_PARTITION ${SLURM_CPUS_PER_TASK:-none}\" >> '" + aux +
-         "/placed'\n";
+  return "o=$(scontrol show job \"$SLURM_JOB_ID\" | grep -o 'OverSubscribe=[A-Z]*')\n"
+         "echo \"" +
+         kind + " $SLURM_JOB_PARTITION ${SLURM_CPUS_PER_TASK:-none} $o\" >> '" + aux + "/placed'\n";
 }
 
-TEST(IntegrationSlurmRoles, BuildsAndChecksRunOnTheirOwnPartitionBenchmarksOnTheDefault) {
+TEST(IntegrationSlurmRoles, BuildsAndChecksOnTheirPartitionBenchmarksAndProfilesExclusive) {
   REQUIRE_CLUSTER();
   TempWorkspace ws;
   ws.Write("build.sh", Logger(ws.aux(), "build"));
   ws.Write("check.sh", Logger(ws.aux(), "check"));
+  ws.Write("profile.sh",
+           Logger(ws.aux(), "profile") +
+               "echo '{\"total_s\": 1, \"components\": [{\"name\": \"main\", \"layer\": "
+               "\"application\", \"share\": 1.0}]}'\n");
   ws.Write("bench.sh", Logger(ws.aux(), "bench") +
                            "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v * 2))\n"
                            "echo \"{\\\"v\\\": $v}\"\n");
@@ -40,7 +47,8 @@ TEST(IntegrationSlurmRoles, BuildsAndChecksRunOnTheirOwnPartitionBenchmarksOnThe
                                      "[executor.check]\npartition = \"arborbuild\"\n"));
   const std::string bench_line = "bench = \"sh bench.sh\"\n";
   ASSERT_NE(campaign.find(bench_line), std::string::npos);
-  campaign.insert(campaign.find(bench_line), "check = \"sh check.sh\"\n");
+  campaign.insert(campaign.find(bench_line),
+                  "check = \"sh check.sh\"\nprofile = \"sh profile.sh\"\n");
   ws.Write("arbor.toml", campaign);
   ws.CommitAll();
 
@@ -64,10 +72,12 @@ TEST(IntegrationSlurmRoles, BuildsAndChecksRunOnTheirOwnPartitionBenchmarksOnThe
   EXPECT_GE(count["build"], 2) << "the baseline's and the candidate's builds";
   EXPECT_GE(count["check"], 2);
   EXPECT_GE(count["bench"], 6);
-  EXPECT_EQ(placed["build"], (std::set<std::string>{"arborbuild 1"}));
-  EXPECT_EQ(placed["check"], (std::set<std::string>{"arborbuild none"}))
+  EXPECT_GE(count["profile"], 1) << "the baseline is profiled";
+  EXPECT_EQ(placed["build"], (std::set<std::string>{"arborbuild 1 OverSubscribe=OK"}));
+  EXPECT_EQ(placed["check"], (std::set<std::string>{"arborbuild none OverSubscribe=OK"}))
       << "[executor.check] sets no extra: the builds' --cpus-per-task is theirs alone";
-  EXPECT_EQ(placed["bench"], (std::set<std::string>{"arbor none"}));
+  EXPECT_EQ(placed["bench"], (std::set<std::string>{"arbor none OverSubscribe=NO"}));
+  EXPECT_EQ(placed["profile"], (std::set<std::string>{"arbor none OverSubscribe=NO"}));
   EXPECT_TRUE(ActiveJobs().empty());
 }
 
