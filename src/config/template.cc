@@ -64,6 +64,7 @@ max_time = "2h"               # budget: wall-clock time
 formula = "paper"             # scoring h(a): "paper" or "seed-literal"
 explore = 0.6                 # exploration constant C, >= 0
 plateau = 6                   # consecutive non-kept nodes before re-exploring
+# plateau_stop = 12            # stop after this many non-kept nodes in a row (default: never)
 parallel = 1                  # specialists in flight at once
 min_gain = 0.002              # candidates whose expected gain is below this are not tried
 

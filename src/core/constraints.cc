@@ -23,17 +23,6 @@ bool OnPath(const Tree& tree, NodeId ancestor, NodeId at) {
   return false;
 }
 
-// Nodes some other node already retries (re-queued, revisited or re-tuned): each only once.
-std::set<NodeId> RequeuedSources(const Tree& tree) {
-  std::set<NodeId> out;
-  for (const Node* n : tree.All()) {
-    if (n->critic.requeued_from != kNoNode) out.insert(n->critic.requeued_from);
-  }
-  return out;
-}
-
-std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
-
 }  // namespace
 
 double TargetShare(const Profile& profile, const std::vector<std::string>& targets) {
@@ -123,6 +112,24 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
     out.push_back(c);
     return out;
   }
+  if (in.await_prerequisite) {
+    // One value of a `values` action is excluded below its parent by the tree already; a
+    // plain action is blocked everywhere until the path changes (the next keep), when the
+    // moves re-queue it (moves.h, PrerequisiteRetries).
+    if (n.value.empty()) {
+      Constraint c = base;
+      c.kind = ConstraintKind::kForbidAction;
+      c.scope = ConstraintScope::kCampaign;
+      c.until_keep = true;
+      c.reason = "missing prerequisite" +
+                 (n.critic.evidence.empty()
+                      ? std::string()
+                      : ": " + n.critic.evidence.substr(0, n.critic.evidence.find('\n'))) +
+                 "; retried once the path changes";
+      out.push_back(c);
+    }
+    return out;
+  }
   if (in.missing_dependency) {
     Constraint c = base;
     c.kind = ConstraintKind::kForbidAction;
@@ -172,7 +179,8 @@ std::vector<Constraint> CircuitBreaker(const Tree& tree, int n, NodeId source) {
   if (n <= 0) return {};
   std::vector<const Node*> evaluated;
   for (const Node* node : tree.All()) {
-    if (node->id == kRootId || node->step != Step::kDone) continue;
+    // `source` is the node being finished: its outcome is set, its step not yet kDone.
+    if (node->id == kRootId || (node->step != Step::kDone && node->id != source)) continue;
     if (node->outcome == Outcome::kKept || node->outcome == Outcome::kReverted ||
         node->outcome == Outcome::kCrashed) {
       evaluated.push_back(node);
@@ -182,9 +190,11 @@ std::vector<Constraint> CircuitBreaker(const Tree& tree, int n, NodeId source) {
   std::sort(evaluated.begin(), evaluated.end(),
             [](const Node* a, const Node* b) { return a->seq < b->seq; });
   std::set<std::string> categories;
+  std::vector<std::string> ids;
   for (size_t i = evaluated.size() - static_cast<size_t>(n); i < evaluated.size(); ++i) {
     if (evaluated[i]->outcome != Outcome::kCrashed) return {};
     categories.insert(evaluated[i]->category);
+    ids.push_back("#" + std::to_string(evaluated[i]->id));
   }
   std::vector<Constraint> out;
   for (const std::string& cat : categories) {
@@ -194,99 +204,10 @@ std::vector<Constraint> CircuitBreaker(const Tree& tree, int n, NodeId source) {
     c.category = cat;
     c.until_keep = true;
     c.source = source;
-    c.reason = "circuit breaker: " + std::to_string(n) + " consecutive crashes";
+    c.reason = "circuit breaker: " + std::to_string(n) + " consecutive crashes (" +
+               Join(ids, ", ") + "); category " + (cat.empty() ? "(none)" : cat) +
+               " paused until the next keep";
     out.push_back(c);
-  }
-  return out;
-}
-
-std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
-                                const Profile& now, const ProfileLookup& profile_at) {
-  const std::set<NodeId> already = RequeuedSources(tree);
-  std::vector<Requeue> out;
-  std::vector<const Node*> path = tree.Path(kept);
-  for (const Node* ancestor : path) {
-    if (ancestor->id == kept) break;
-    for (NodeId child_id : tree.Children(ancestor->id)) {
-      const Node* x = tree.Find(child_id);
-      if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
-      if (already.count(x->id)) continue;
-      const ActionSpec* action = catalog.FindAction(x->action_id);
-      if (action == nullptr || action->targets.empty()) continue;
-      std::optional<Profile> then = profile_at(x->parent);
-      if (!then) continue;
-      double before = TargetShare(*then, action->targets);
-      double after = TargetShare(now, action->targets);
-      if (after >= std::max(1.5 * before, before + 0.05)) {
-        out.push_back({x->id, "its targets' share grew from " + Percent(before) + " to " +
-                                  Percent(after) + " since #" + std::to_string(x->id) +
-                                  " was reverted"});
-      }
-    }
-  }
-  return out;
-}
-
-std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
-  const std::set<NodeId> already = RequeuedSources(tree);
-  std::set<std::string> applied = tree.AppliedActions(incumbent);
-  std::set<std::string> here;  // tried at the incumbent already (or pending there)
-  for (NodeId child : tree.Children(incumbent)) here.insert(tree.Find(child)->CandidateKey());
-  std::vector<Requeue> out;
-  std::set<std::string> chosen;
-  std::vector<const Node*> path = tree.Path(incumbent);
-  for (size_t i = 0; i + 1 < path.size(); ++i) {
-    for (NodeId child_id : tree.Children(path[i]->id)) {
-      const Node* x = tree.Find(child_id);
-      if (x->outcome != Outcome::kReverted) continue;
-      // Only "no gain": a failure's constraints (accuracy, crashes) already decide where it may
-      // be retried, and a retry they forbid would only be pruned.
-      if (x->critic.rca != "no_gain") continue;
-      if (already.count(x->id) || here.count(x->CandidateKey()) ||
-          chosen.count(x->CandidateKey()) || applied.count(x->action_id)) {
-        continue;
-      }
-      const ActionSpec* action = catalog.FindAction(x->action_id);
-      if (action == nullptr) continue;
-      bool ok = true;
-      for (const std::string& r : action->requires_) ok = ok && applied.count(r) > 0;
-      for (const std::string& c : action->conflicts) ok = ok && applied.count(c) == 0;
-      for (const std::string& a : applied) {  // conflicts are symmetric
-        const ActionSpec* kept = catalog.FindAction(a);
-        if (kept == nullptr) continue;
-        for (const std::string& c : kept->conflicts) ok = ok && c != x->action_id;
-      }
-      if (!ok) continue;
-      // The keeps made since it was tried: what changed under it.
-      std::vector<std::string> since;
-      for (size_t j = i + 1; j < path.size(); ++j) since.push_back(path[j]->CandidateKey());
-      chosen.insert(x->CandidateKey());
-      out.push_back({x->id, "every candidate was tried and budget is left; #" +
-                                std::to_string(x->id) + " was reverted (" + x->critic.rca +
-                                ") before " + Join(since, ", ") + " changed the path"});
-    }
-  }
-  // Re-tune: the other values of parameters kept on the path, from the last keep of each.
-  std::map<std::string, const Node*> last_kept;
-  for (const Node* n : path) {
-    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty()) {
-      last_kept[n->action_id] = n;
-    }
-  }
-  for (const auto& [id, kept] : last_kept) {
-    if (already.count(kept->id)) continue;
-    const ActionSpec* action = catalog.FindAction(id);
-    if (action == nullptr) continue;
-    for (const std::string& v : action->values) {
-      std::string key = CandidateKey(id, v);
-      if (v == kept->value || here.count(key) || chosen.count(key)) continue;
-      chosen.insert(key);
-      out.push_back({kept->id,
-                     "every candidate was tried and budget is left; re-tuning " + id +
-                         " (kept at " + kept->value + " in #" + std::to_string(kept->id) +
-                         ") on the path as it is now",
-                     v});
-    }
   }
   return out;
 }

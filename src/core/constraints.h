@@ -8,7 +8,6 @@
 // not lifted (`until_keep` constraints end at the next keep, when the bottleneck moves).
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,35 +34,13 @@ struct PublishInput {
   const ActionSpec* action = nullptr;
   bool prune_direction = false;
   bool missing_dependency = false;
+  bool await_prerequisite = false;  // blocked until the next keep, then retried (moves.h)
 };
 std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in);
 
 // Circuit breaker: when the last `n` evaluated nodes (by seq) all crashed, the categories they
 // belong to are paused until the next keep. Returns those constraints (empty when closed).
 std::vector<Constraint> CircuitBreaker(const Tree& tree, int n, NodeId source);
-
-// Introspection after a keep: reverted nodes (no gain) along the new incumbent's path whose
-// targets now take a clearly larger share of the time than when they were tried. Each is
-// re-queued at most once (never if a node already retries it).
-struct Requeue {
-  NodeId from = kNoNode;
-  std::string reason;
-  std::optional<std::string> value;  // another value of `from`'s action (a re-tune), if set
-};
-using ProfileLookup = std::function<std::optional<Profile>(NodeId)>;
-std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
-                                const Profile& now, const ProfileLookup& profile_at);
-
-// Revisit, when every candidate has been tried and budget is left: ideas reverted for no gain
-// under an earlier incumbent of the path, which the path has changed under since (a keep after
-// them), get one more try at `incumbent` (an action that only pays off once another is kept: an
-// interaction the profile cannot show). Skipped: nodes already re-queued once, candidates
-// applied on the path or already tried at the incumbent, and actions whose declared
-// requires/conflicts the path no longer satisfies. Failures (crash, accuracy) are not revisited:
-// their constraints decide where they may run again.
-// Parameters kept on the path are re-tuned the same way: every other value of an action kept
-// with a value (once per kept node), since the best value can move with the rest of the path.
-std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent);
 
 // The share of `profile` taken by components matching any of `targets` (each counted once);
 // empty targets = the whole program (1).

@@ -70,8 +70,8 @@ Verdict CriticGate::Judge(const GateInput& in) {
     v.speedup = goal == Goal::kMax ? v.candidate_median / v.parent_median
                                    : v.parent_median / v.candidate_median;
   }
-  const double cv_b = CoefficientOfVariation(base);
-  const double cv_c = CoefficientOfVariation(cand);
+  const double cv_b = RobustCV(base);
+  const double cv_c = RobustCV(cand);
   v.cv = std::sqrt((cv_b * cv_b + cv_c * cv_c) / 2);
   v.outliers = CountOutliers(base) + CountOutliers(cand);
   v.p_value = FavourableP(base, cand, goal);
@@ -140,42 +140,53 @@ Verdict CriticGate::Judge(const GateInput& in) {
 }
 
 NoiseReport AssessNoise(const std::vector<double>& aa_samples, const CriticSpec& critic,
-                        int repetitions) {
+                        int repetitions, const NoiseBudget& budget) {
   NoiseReport r;
   repetitions = std::max(1, repetitions);
   r.recommended_repetitions = repetitions;
   r.outliers = CountOutliers(aa_samples);
+  r.cap = repetitions * kRepetitionCapFactor;
+  if (budget.bench_s > 0 && budget.time_per_node_s > 0) {
+    const double affordable = budget.time_per_node_s / (kRunsPerRepetition * budget.bench_s);
+    r.cap = std::clamp(static_cast<int>(std::min<double>(affordable, r.cap)), repetitions, r.cap);
+  }
   if (aa_samples.size() < 2) {
     r.message =
         "noise pre-flight needs at least 2 A/A samples, got " + std::to_string(aa_samples.size());
     return r;
   }
-  r.cv = CoefficientOfVariation(aa_samples);
-  const int cap = repetitions * kRepetitionCapFactor;
+  r.cv = RobustCV(aa_samples);
   if (r.cv > critic.max_cv && critic.max_cv > 0) {
     const double ratio = r.cv / critic.max_cv;
     const double needed = std::ceil(repetitions * ratio * ratio - 1e-9);
-    r.recommended_repetitions = static_cast<int>(std::min<double>(cap, needed));
-    r.too_noisy = needed > cap;
+    r.noisy = true;
+    r.capped = needed > r.cap;
+    r.recommended_repetitions = static_cast<int>(std::min<double>(r.cap, needed));
   }
   r.mde = MinimumDetectableEffect(r.cv, r.recommended_repetitions, critic.alpha, kDesignPower);
-  r.message = "A/A CV " + Fixed(r.cv * 100, 2) + "% over " + std::to_string(aa_samples.size()) +
-              " runs; minimum detectable effect " + Fixed(r.mde * 100, 2) + "% at " +
-              std::to_string(r.recommended_repetitions) + " repetitions per arm";
-  if (r.too_noisy) {
-    r.message += "; too noisy: CV exceeds max_cv " + Fixed(critic.max_cv * 100, 1) + "% even at " +
-                 std::to_string(cap) +
-                 " repetitions, the Critic refuses to gate (stabilise the benchmark or raise "
-                 "critic.max_cv)";
-  } else if (r.recommended_repetitions > repetitions) {
+  r.message = "A/A robust CV " + Fixed(r.cv * 100, 2) + "% over " +
+              std::to_string(aa_samples.size()) + " runs; minimum detectable effect " +
+              Fixed(r.mde * 100, 2) + "% at " + std::to_string(r.recommended_repetitions) +
+              " repetitions per arm";
+  if (r.noisy) {
     r.message += " (raised from " + std::to_string(repetitions) + ": CV > max_cv " +
-                 Fixed(critic.max_cv * 100, 1) + "%)";
+                 Fixed(critic.max_cv * 100, 1) + "%";
+    if (r.capped) {
+      r.message += "; " + std::to_string(r.cap) +
+                   " is the most the time budget allows, so the detectable effect is widened: "
+                   "to gate finer, stabilise the benchmark or give [search] max_time more time "
+                   "per node";
+    }
+    r.message += ")";
   }
-  if (!r.too_noisy && r.mde > critic.min_effect) {
+  if (r.mde > critic.min_effect) {
     r.message += "; gains between " + Fixed(critic.min_effect * 100, 1) + "% and " +
                  Fixed(r.mde * 100, 1) + "% may take extra rounds or be missed";
   }
-  if (r.outliers > 0) r.message += "; " + std::to_string(r.outliers) + " outlier(s) flagged";
+  if (r.outliers > 0) {
+    r.message += "; " + std::to_string(r.outliers) +
+                 " outlier(s) flagged, kept in the data (robust statistics)";
+  }
   return r;
 }
 

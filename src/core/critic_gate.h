@@ -46,22 +46,38 @@ class CriticGate : public Gate {
 double NominalAlpha(double alpha, int round, int rounds);
 
 // ---- Noise pre-flight ------------------------------------------------------------------------
+// The pre-flight never refuses to run: a noisy benchmark is the normal case. It raises the
+// repetitions per arm as far as the campaign's time budget allows, states the minimum
+// detectable effect that leaves, and the campaign evaluates with it (docs/critic.md "Noise").
 inline constexpr double kDesignPower = 0.8;     // power at which the pre-flight states an MDE
-inline constexpr int kRepetitionCapFactor = 4;  // repetitions may rise to 4× the campaign's
+inline constexpr int kRepetitionCapFactor = 8;  // repetitions may rise to 8× the campaign's
+// Benchmark runs one evaluation costs per repetition, for the time cap: two arms, about two
+// looks of the sequential gate (the first look decides most candidates, a keep adds the
+// confirmation's).
+inline constexpr double kRunsPerRepetition = 4;
+
+// What the time budget allows: the median duration of one baseline benchmark run and the
+// campaign's time per evaluation (max_time / max_nodes). 0 = unknown (no time cap).
+struct NoiseBudget {
+  double bench_s = 0;
+  double time_per_node_s = 0;
+};
 
 struct NoiseReport {
-  double cv = 0;                    // of the A/A samples
+  double cv = 0;                    // robust CV of the A/A samples (RobustCV)
   double mde = 0;                   // relative, one look at recommended_repetitions
   int recommended_repetitions = 0;  // per arm and look
-  bool too_noisy = false;           // cv > max_cv even at the repetition cap: refuse to gate
-  int outliers = 0;                 // flagged A/A samples
+  int cap = 0;                      // the most repetitions the budget allows
+  bool noisy = false;               // cv > max_cv: repetitions were raised
+  bool capped = false;              // even the cap leaves cv·sqrt(r/n) > max_cv: MDE widened
+  int outliers = 0;                 // flagged A/A samples (kept in the data)
   std::string message;              // one line for the user
 };
-// `aa_samples`: repeated measurements of the unchanged baseline. Repetitions rise (up to
-// kRepetitionCapFactor × `repetitions`) until cv·sqrt(repetitions / n) ≤ max_cv, i.e. until
-// a look has the resolution the campaign's max_cv promises.
+// `aa_samples`: repeated measurements of the unchanged baseline. Repetitions rise until
+// cv·sqrt(repetitions / n) ≤ max_cv (a look has the resolution max_cv promises), up to
+// min(kRepetitionCapFactor × repetitions, what `budget` allows), never below `repetitions`.
 NoiseReport AssessNoise(const std::vector<double>& aa_samples, const CriticSpec& critic,
-                        int repetitions);
+                        int repetitions, const NoiseBudget& budget = {});
 
 // ---- Plausibility ----------------------------------------------------------------------------
 inline constexpr double kPlausibilityMargin = 3.0;  // × the largest plausible gain

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <map>
+#include <set>
+#include <algorithm>
 
 #include "core/critic_gate.h"
 #include "core/critic_rig_testing.h"
@@ -240,15 +242,18 @@ TEST(CriticLoopTest, WithoutReprofilingTheBaselineProfileStaysAndNothingIsRequeu
   EXPECT_EQ(rig.ByKey("algo.fast")->outcome, Outcome::kKept);
 }
 
-TEST(CriticLoopTest, ConsecutiveCrashesOpenTheCircuitBreaker) {
+TEST(CriticLoopTest, TheCircuitBreakerTripsAtExactlyNCrashesAndPausesTheTrippingCategory) {
+  // Four crashing actions in four categories, scored above the safe one: with a breaker of 3,
+  // the third consecutive crash (not the fourth) trips it, and the pause covers the category
+  // of that third crash too.
   Rig rig;
-  rig.spec.critic.circuit_breaker = 2;
-  rig.spec.actions = {Env("vendor.a", "CRASH_A", "1", {}, 2),
-                      Env("vendor.b", "CRASH_B", "1", {}, 2),
-                      Env("vendor.c", "CRASH_C", "1", {}, 2), Env("safe.d", "D", "1", {}, 1.5)};
+  rig.spec.critic.circuit_breaker = 3;
+  rig.spec.actions = {Env("vendora.x", "CRASH_A", "1", {}, 3), Env("vendorb.x", "CRASH_B", "1", {}, 3),
+                      Env("vendorc.x", "CRASH_C", "1", {}, 3), Env("vendord.x", "CRASH_D", "1", {}, 3),
+                      Env("safe.d", "D", "1", {}, 1.2)};
   rig.target.bench = [](const RunContext& ctx, int) {
     Measurement m;
-    for (const char* v : {"CRASH_A", "CRASH_B", "CRASH_C"}) {
+    for (const char* v : {"CRASH_A", "CRASH_B", "CRASH_C", "CRASH_D"}) {
       if (ctx.env.count(v)) {
         m.step.kind = ExitKind::kSignaled;
         m.step.signal = 6;
@@ -259,13 +264,32 @@ TEST(CriticLoopTest, ConsecutiveCrashesOpenTheCircuitBreaker) {
     return m;
   };
   ASSERT_TRUE(rig.Run().ok());
-  bool breaker = false;
-  for (const auto& e : rig.store.events()) {
-    breaker |= e.kind == "constraint" && e.message.find("circuit breaker") != std::string::npos;
+  std::vector<const Node*> crashed;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (n.outcome == Outcome::kCrashed) crashed.push_back(&n);
   }
-  EXPECT_TRUE(breaker);
-  const Node* c = rig.ByKey("vendor.c");
-  ASSERT_TRUE(c == nullptr || c->outcome != Outcome::kCrashed || rig.ByKey("safe.d") != nullptr);
+  std::sort(crashed.begin(), crashed.end(),
+            [](const Node* a, const Node* b) { return a->seq < b->seq; });
+  ASSERT_GE(crashed.size(), 3u);
+  auto breaker_of = [](const Node* n) {
+    std::vector<Constraint> out;
+    for (const Constraint& c : n->critic.constraints) {
+      if (c.reason.find("circuit breaker") != std::string::npos) out.push_back(c);
+    }
+    return out;
+  };
+  EXPECT_TRUE(breaker_of(crashed[0]).empty());
+  EXPECT_TRUE(breaker_of(crashed[1]).empty());
+  std::vector<Constraint> tripped = breaker_of(crashed[2]);
+  ASSERT_EQ(tripped.size(), 3u);  // one pause per category of the three crashes
+  std::set<std::string> paused;
+  for (const Constraint& c : tripped) {
+    EXPECT_EQ(c.kind, ConstraintKind::kForbidCategory);
+    EXPECT_TRUE(c.until_keep);
+    paused.insert(c.category);
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(paused.count(crashed[i]->category)) << i;
+  EXPECT_EQ(rig.ByKey("safe.d")->outcome, Outcome::kKept);
 }
 
 TEST(CriticLoopTest, ALowDiskStopsDispatchAndSaysSo) {
@@ -286,6 +310,7 @@ TEST(CriticLoopTest, ALowDiskStopsDispatchAndSaysSo) {
 TEST(CriticLoopTest, APlateauReprofilesTheIncumbentOnce) {
   Rig rig;
   rig.spec.search.plateau = 2;
+  rig.spec.search.plateau_stop = 4;  // a plateau stops the campaign only when asked to
   rig.spec.actions = {Env("noop.a", "A", "1", {}, 1.5), Env("noop.b", "B", "1", {}, 1.5),
                       Env("noop.c", "C", "1", {}, 1.5), Env("noop.d", "D", "1", {}, 1.5),
                       Env("noop.e", "E", "1", {}, 1.5)};

@@ -28,6 +28,10 @@ int Orchestrator::Repetitions() const {
   return std::max(1, spec_.metric.repetitions);
 }
 
+int Orchestrator::RepetitionsFor(const Node& node) const {
+  return Repetitions() << RemeasureDepth(tree_, node);
+}
+
 Status Orchestrator::BenchSelf(Node* node) {
   // With the Critic the baseline is measured twice as often as a candidate arm: its samples
   // are the A/A pre-flight that tells how noisy the benchmark is before anything is gated.
@@ -38,6 +42,7 @@ Status Orchestrator::BenchSelf(Node* node) {
   int reps = std::max(1, spec_.metric.repetitions) * (preflight ? 2 : 1);
   std::optional<MeasurementScope> scope;
   if (static_cast<int>(done.size()) < reps) scope.emplace(ports_.target, node->id);
+  std::vector<double> durations;  // of the runs taken by this process (the time cap's input)
   for (int rep = static_cast<int>(done.size()); rep < reps; ++rep) {
     if (stop_requested_.load()) return {};
     RunContext ctx = Context(*node, "bench-" + std::to_string(rep));
@@ -45,6 +50,7 @@ Status Orchestrator::BenchSelf(Node* node) {
     Measurement m = ports_.target->Bench(ctx);
     node->cost_s += m.step.duration_s;
     if (!m.step.ok() || !m.value) return FailStep(node, "bench", m.step, Outcome::kCrashed);
+    durations.push_back(m.step.duration_s);
     Sample s{node->id, "self", rep, *m.value, m.extra};
     done.push_back(s);
     ARBOR_TRY(Save(*node, {}, {s}));
@@ -54,18 +60,29 @@ Status Orchestrator::BenchSelf(Node* node) {
   node->step = Step::kDecide;
   std::string message = spec_.metric.name + " median " + FormatDouble(*node->metric) + " over " +
                         std::to_string(reps) + " runs";
+  std::vector<Event> events;
   if (preflight) {
-    NoiseReport noise = AssessNoise(values, spec_.critic, std::max(1, spec_.metric.repetitions));
+    // Never a reason to stop: a noisy benchmark gets more repetitions, as many as the time
+    // budget affords, and the Critic says what that leaves detectable (docs/critic.md).
+    NoiseBudget budget;
+    if (!durations.empty()) budget.bench_s = Median(durations);
+    if (spec_.search.max_nodes > 0) {
+      budget.time_per_node_s = spec_.search.max_time_s / spec_.search.max_nodes;
+    }
+    NoiseReport noise =
+        AssessNoise(values, spec_.critic, std::max(1, spec_.metric.repetitions), budget);
     meta_.noise_cv = noise.cv;
     meta_.noise_mde = noise.mde;
     meta_.repetitions = noise.recommended_repetitions;
     message += "; noise: " + noise.message;
-    if (noise.too_noisy) {
-      node->diagnosis = "too noisy to gate: " + noise.message;
-      AddFlag(node, "too_noisy");
+    if (noise.outliers > 0) AddFlag(node, "outliers");
+    if (noise.noisy) {
+      AddFlag(node, "noisy");
+      events.push_back(MakeEvent(node->id, "noise", noise.message));
     }
   }
-  return Save(*node, {MakeEvent(node->id, "measured", message)});
+  events.insert(events.begin(), MakeEvent(node->id, "measured", message));
+  return Save(*node, std::move(events));
 }
 
 Status Orchestrator::EnsureBaseBuilt(const Node& parent, bool* failed, Node* node) {
@@ -169,7 +186,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
 
 Status Orchestrator::BenchInterleaved(Node* node) {
   Verdict v;
-  auto decided = MeasureUntilDecided(node, "base", "cand", Repetitions(), &v);
+  auto decided = MeasureUntilDecided(node, "base", "cand", RepetitionsFor(*node), &v);
   if (!decided.ok()) return decided.error();
   if (!*decided) return {};
   auto all = SamplesOf(node->id);
@@ -243,7 +260,7 @@ Status Orchestrator::Confirm(Node* node) {
                                "implausible") != node->critic.flags.end();
   Verdict v;
   auto decided = MeasureUntilDecided(node, "confirm-base", "confirm-cand",
-                                     Repetitions() * (implausible ? 2 : 1), &v);
+                                     RepetitionsFor(*node) * (implausible ? 2 : 1), &v);
   if (!decided.ok()) return decided.error();
   if (!*decided) return {};
   auto all = SamplesOf(node->id);

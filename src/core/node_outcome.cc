@@ -45,12 +45,10 @@ Status Orchestrator::Evaluate(NodeId id) {
   return {};
 }
 
-void Orchestrator::PublishConstraints(Node* node, bool prune_direction, bool missing_dependency) {
-  PublishInput in;
+void Orchestrator::PublishConstraints(Node* node, const PublishInput& what) {
+  PublishInput in = what;
   in.node = node;
   in.action = catalog_.FindAction(node->action_id);
-  in.prune_direction = prune_direction;
-  in.missing_dependency = missing_dependency;
   std::vector<Constraint> published = PublishFor(tree_, in);
   // The breaker looks at the tree with this node finished.
   tree_.Upsert(*node);
@@ -116,7 +114,11 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
           "a declarative action fails the same way again, so this "
           "direction is pruned instead of retried";
     }
-    PublishConstraints(node, prune, d.effect == RcaEffect::kBlockDependency);
+    PublishInput what;
+    what.prune_direction = prune;
+    what.missing_dependency = d.effect == RcaEffect::kBlockDependency;
+    what.await_prerequisite = d.effect == RcaEffect::kAwaitPrerequisite;
+    PublishConstraints(node, what);
     // Infrastructure (the executor lost the run) says nothing about the action: any action,
     // declarative or not, runs once more as it was.
     const bool requeue = d.effect == RcaEffect::kRequeue;
@@ -136,6 +138,7 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
       retry.overlay = tree_.Find(node->parent)->overlay;
       retry.created_s = CampaignTime();
       retry.critic.requeued_from = node->id;
+      retry.critic.flags.push_back(MoveFlag(Move::kRetry));
       retry.diagnosis = requeue
                             ? "re-queued once: " + step +
                                   " was lost where it ran (infrastructure), " + "not by the change"

@@ -211,7 +211,9 @@ Status Orchestrator::StepCheck(Node* node) {
       auto base = SamplesOfArm(*root_samples, "check");
       if (!base.empty() && base[0].value - *m.value > spec_.accuracy.max_drop) {
         node->critic.rca = "accuracy";
-        PublishConstraints(node, true, false);
+        PublishInput prune;
+        prune.prune_direction = true;
+        PublishConstraints(node, prune);
         return Finish(node, Outcome::kReverted,
                       "accuracy: dropped from " + FormatDouble(base[0].value) + " to " +
                           FormatDouble(*m.value) + " (max_drop " +
@@ -273,18 +275,24 @@ Status Orchestrator::StepDecide(Node* node) {
   stats_.Observe(*node);
   last_keep_seq_ = std::max(last_keep_seq_, node->seq);
   // Re-queued ideas waiting under the old incumbent will never run there: the state moved.
-  std::vector<Node> superseded;
+  // They move along under the new incumbent (moves.h CarryOver), with what this keep makes
+  // possible (PrerequisiteRetries); the old pending nodes are closed as superseded.
+  tree_.Upsert(*node);  // the rules below see it kept
+  std::vector<Node> others = MovesAtKeep(*node);
+  std::vector<Event> events{MakeEvent(node->id, "kept", reason)};
+  for (const Node& q : others) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
   for (NodeId child : tree_.Children(node->parent)) {
     const Node* c = tree_.Find(child);
     if (c->outcome != Outcome::kPending || c->id == node->id) continue;
     Node p = *c;
     p.outcome = Outcome::kPruned;
     p.step = Step::kDone;
-    p.diagnosis = "superseded: the incumbent moved to #" + std::to_string(node->id);
-    superseded.push_back(p);
+    p.diagnosis = "superseded: the incumbent moved to #" + std::to_string(node->id) +
+                  " (re-queued there unless the new path rules it out)";
+    others.push_back(p);
   }
   // Recorded first, promoted second: if the process dies in between, Reconcile() promotes.
-  ARBOR_TRY(SaveMany(*node, superseded, {MakeEvent(node->id, "kept", reason)}));
+  ARBOR_TRY(SaveMany(*node, others, std::move(events)));
   ARBOR_TRY(ports_.workspace->Promote(node->commit));
   if (base_node_ != kNoNode) {  // the old incumbent is no longer anyone's base
     ARBOR_TRY(ports_.workspace->Release(base_node_));

@@ -322,11 +322,6 @@ Result<RunSummary> Orchestrator::Run() {
 }
 
 std::optional<std::string> Orchestrator::StopReason() {
-  const Node* root = tree_.Find(kRootId);
-  if (root && std::find(root->critic.flags.begin(), root->critic.flags.end(), "too_noisy") !=
-                  root->critic.flags.end()) {
-    return "too_noisy";
-  }
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (spec_.metric.target && inc && inc->metric) {
     bool met = spec_.metric.goal == Goal::kMax ? *inc->metric >= *spec_.metric.target
@@ -335,9 +330,11 @@ std::optional<std::string> Orchestrator::StopReason() {
   }
   if (tree_.FinishedCount() >= spec_.search.max_nodes) return "max_nodes";
   if (CampaignTime() >= spec_.search.max_time_s) return "max_time";
-  // After `plateau` non-kept nodes the exploration weight doubles (ScoreCandidates); after
-  // twice that many the campaign has stopped finding wins.
-  if (tree_.TrailingNonKept() >= 2 * spec_.search.plateau) return "plateau";
+  // After `plateau` non-kept nodes the exploration weight doubles (ScoreCandidates). A plateau
+  // ends the campaign only when the user asked for it: a budget the user gave is spent.
+  if (spec_.search.plateau_stop > 0 && tree_.TrailingNonKept() >= spec_.search.plateau_stop) {
+    return "plateau";
+  }
   return std::nullopt;
 }
 

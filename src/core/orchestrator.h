@@ -29,6 +29,7 @@
 #include "core/job_log.h"
 #include "core/kb.h"
 #include "core/lanes.h"
+#include "core/moves.h"
 #include "core/ports.h"
 #include "core/stats.h"
 #include "core/tree.h"
@@ -109,7 +110,7 @@ class Orchestrator {
   // Finishes `node` after step `step` failed: root-cause analysis, diagnosis, constraints.
   Status FailStep(Node* node, const std::string& step, const StepResult& result, Outcome outcome);
   // Publishes what a finished failure teaches (constraints, circuit breaker) onto the node.
-  void PublishConstraints(Node* node, bool prune_direction, bool missing_dependency);
+  void PublishConstraints(Node* node, const PublishInput& what);
   // On the first node of a plateau: re-profile the incumbent once (ARBOR.md "long-horizon
   // health": re-explore, then re-profile).
   Status ReprofileOnPlateau();
@@ -125,6 +126,9 @@ class Orchestrator {
   // When nothing is left to try and budget is: re-queues ideas the path changed under since
   // they were reverted ([search] revisit; src/core/requeue.cc). True when any was re-queued.
   Result<bool> RevisitWhenExhausted();
+  // At a keep: the pending siblings it supersedes and the candidates that lacked a
+  // prerequisite, as pending children of `kept` (moves.h: CarryOver, PrerequisiteRetries).
+  std::vector<Node> MovesAtKeep(const Node& kept);
   // Pending children of `parent` retrying each re-queued node.
   std::vector<Node> RequeueUnder(const Node& parent, const std::vector<Requeue>& requeues);
   // Finishes `node` with `outcome` and a diagnosis, releasing its worktree.
@@ -190,6 +194,8 @@ class Orchestrator {
   RunContext ContextAt(const Node& node, const std::string& worktree,
                        const std::string& label) const;
   int Repetitions() const;
+  // Repetitions per look for `node`: more for a re-measured close call (moves.h).
+  int RepetitionsFor(const Node& node) const;
   std::optional<Profile> ProfileAt(NodeId id);
   Result<std::vector<Sample>> SamplesOf(NodeId id);
   void Report(const Node& node);

@@ -125,13 +125,19 @@ TEST(OrchestratorTest, StopsWhenTargetReached) {
   EXPECT_EQ(r->stop_reason, "target");
 }
 
-TEST(OrchestratorTest, StopsWhenNothingIsWorthTrying) {
+TEST(OrchestratorTest, CandidatesTheProfileRulesOutAreTriedLastNotNever) {
+  // io.fmt targets a component the profile never shows (g = 0 < min_gain): it is tried only
+  // after algo.x, which the profile supports, and the budget is not left unspent.
   Rig rig;
-  rig.spec.actions = {EnvAction("io.fmt", "FMT", {"format"}, 3)};  // format never shows up
+  rig.spec.actions = {EnvAction("io.fmt", "FMT", {"format"}, 3),
+                      EnvAction("algo.x", "X", {"compute"}, 1.2)};
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stop_reason, "exhausted");
-  EXPECT_EQ(r->evaluated, 0);
+  std::map<std::string, int64_t> seq;
+  for (const auto& [id, n] : rig.store.nodes) seq[n.CandidateKey()] = n.seq;
+  ASSERT_TRUE(seq.count("io.fmt") && seq.count("algo.x"));
+  EXPECT_LT(seq["algo.x"], seq["io.fmt"]);
 }
 
 TEST(OrchestratorTest, FailedBaselineIsAnErrorAndIsRetriedNextRun) {

@@ -155,6 +155,14 @@ std::vector<const ScoredCandidate*> Orchestrator::ChooseBatch(
     if (llm_spent && UsesLlm(*s.candidate.action)) continue;
     batch.push_back(&s);
   }
+  if (!batch.empty()) return batch;
+  // Candidates the profile says cannot matter (g < min_gain) come last, never skipped: profiles
+  // and priors can be wrong, and a budget the user gave is spent before the campaign ends.
+  for (const auto& s : scored) {
+    if (static_cast<int>(batch.size()) >= size) break;
+    if (llm_spent && UsesLlm(*s.candidate.action)) continue;
+    batch.push_back(&s);
+  }
   return batch;
 }
 

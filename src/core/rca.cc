@@ -17,9 +17,10 @@ struct ClassInfo {
   std::string_view name;
   RcaEffect effect;
 };
-constexpr std::array<ClassInfo, 12> kClasses = {{
+constexpr std::array<ClassInfo, 13> kClasses = {{
     {RcaClass::kBuildError, "build_error", RcaEffect::kRetryOnce},
     {RcaClass::kDependency, "dependency", RcaEffect::kBlockDependency},
+    {RcaClass::kPrerequisite, "prerequisite", RcaEffect::kAwaitPrerequisite},
     {RcaClass::kRuntimeCrash, "runtime_crash", RcaEffect::kRetryOnce},
     {RcaClass::kOutOfMemory, "out_of_memory", RcaEffect::kPruneDirection},
     {RcaClass::kResourceLimit, "resource_limit", RcaEffect::kPruneDirection},
@@ -32,7 +33,8 @@ constexpr std::array<ClassInfo, 12> kClasses = {{
     {RcaClass::kUnknown, "unknown", RcaEffect::kNone},
 }};
 
-constexpr std::array<std::pair<RcaEffect, std::string_view>, 6> kEffects = {{
+constexpr std::array<std::pair<RcaEffect, std::string_view>, 7> kEffects = {{
+    {RcaEffect::kAwaitPrerequisite, "await_prerequisite"},
     {RcaEffect::kRequeue, "requeue"},
     {RcaEffect::kRetryOnce, "retry_once"},
     {RcaEffect::kPruneDirection, "prune_direction"},
@@ -193,6 +195,10 @@ constexpr std::string_view kDependencyNeedles[] = {"cannot open shared object fi
                                                    "cannot find -l",
                                                    "Could NOT find",
                                                    "error while loading shared libraries"};
+constexpr std::string_view kPrerequisiteNeedles[] = {
+    "Illegal instruction", "illegal instruction", "unrecognized command-line option",
+    "unrecognized command line option", "unsupported instruction", "not supported on this CPU",
+    "is not supported by this CPU", "CPU does not support"};
 constexpr std::string_view kBuildPrimary[] = {"error:", "undefined reference",
                                               "multiple definition of", "error[E"};
 constexpr std::string_view kBuildSecondary[] = {
@@ -316,6 +322,16 @@ Diagnosis Classify(const RcaInput& in) {
     return Make(RcaClass::kResourceLimit, ev,
                 "the change starts more processes or threads than allowed (target.max_processes "
                 "or the system's limit): prune this direction or bound its parallelism");
+  }
+  // A missing prerequisite: the instruction set, or an option the toolchain does not take. The
+  // same change may run once something else is on the path (an ISA flag, a newer toolchain
+  // setting), so it waits for the path to change instead of being banned.
+  if (std::vector<std::string> ev = out.FindAny(kPrerequisiteNeedles); sig == 4 || !ev.empty()) {
+    if (sig == 4) ev.insert(ev.begin(), "killed by SIGILL");
+    if (ev.size() > kMaxEvidenceLines) ev.resize(kMaxEvidenceLines);
+    return Make(RcaClass::kPrerequisite, ev,
+                "the change needs a prerequisite the path lacks (instruction set, option "
+                "support): blocked until the path changes, then retried");
   }
   auto dependency_line = [&](const std::string& l) {
     if (Has(l, "ld.lld:") || Has(l, "ld: error:"))

@@ -19,6 +19,8 @@ namespace arbor {
 enum class RcaClass {
   kBuildError,      // compiler/linker diagnostics
   kDependency,      // missing library, command, module, symbol or version
+  kPrerequisite,    // SIGILL / illegal instruction, an unsupported or unrecognized option:
+                    // the change needs something the path does not have yet (an ISA flag)
   kRuntimeCrash,    // SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, assertion, uncaught exception
   kOutOfMemory,     // SIGKILL under a memory limit, allocator failures
   kResourceLimit,   // a process or thread could not be created (fork/clone hit a limit)
@@ -35,6 +37,7 @@ enum class RcaEffect {
   kRetryOnce,        // implementation bug: one constrained retry with the diagnosis attached
   kPruneDirection,   // unproductive direction: publish a constraint
   kBlockDependency,  // record the dependency; block only what needs it
+  kAwaitPrerequisite,  // block the candidate until the path changes (a keep), then retry it
   kRerun,            // flaky: run the step once more
   kRequeue,          // infrastructure: run the node once more, not counted against the action
   kNone,             // record only

@@ -92,6 +92,13 @@ std::vector<Case> Cases() {
        RcaClass::kDependency, "fatal error: zstd.h", RcaEffect::kBlockDependency, "zstd.h"},
       {"missing -l", In("build", Failed(1), "/usr/bin/ld: cannot find -lnuma: No such file\n"),
        RcaClass::kDependency, "cannot find -lnuma", RcaEffect::kBlockDependency, "libnuma"},
+      {"illegal instruction", In("bench", Signaled(4), "starting run\n"),
+       RcaClass::kPrerequisite, "killed by SIGILL", RcaEffect::kAwaitPrerequisite},
+      {"illegal instruction via the shell", In("bench", Failed(132), "Illegal instruction\n"),
+       RcaClass::kPrerequisite, "Illegal instruction", RcaEffect::kAwaitPrerequisite},
+      {"unsupported compiler option",
+       In("build", Failed(1), "g++: error: unrecognized command-line option '-mfoo'\n"),
+       RcaClass::kPrerequisite, "unrecognized command-line option", RcaEffect::kAwaitPrerequisite},
       {"segfault", In("bench", Signaled(11), "starting run\n"), RcaClass::kRuntimeCrash,
        "killed by SIGSEGV", RcaEffect::kRetryOnce},
       {"segfault via the shell", In("bench", Failed(139), "Segmentation fault (core dumped)\n"),
@@ -231,7 +238,8 @@ TEST(RcaTest, ExecutorLossIsInfrastructure) {
 }
 
 TEST(RcaTest, NamesRoundTrip) {
-  for (RcaClass c : {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kRuntimeCrash,
+  for (RcaClass c : {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kPrerequisite,
+                     RcaClass::kRuntimeCrash,
                      RcaClass::kOutOfMemory, RcaClass::kResourceLimit, RcaClass::kTimeout,
                      RcaClass::kAccuracy, RcaClass::kGuard, RcaClass::kFlaky, RcaClass::kBadOutput,
                      RcaClass::kInfrastructure, RcaClass::kUnknown}) {
@@ -239,7 +247,7 @@ TEST(RcaTest, NamesRoundTrip) {
   }
   for (RcaEffect e :
        {RcaEffect::kRetryOnce, RcaEffect::kPruneDirection, RcaEffect::kBlockDependency,
-        RcaEffect::kRerun, RcaEffect::kRequeue, RcaEffect::kNone}) {
+        RcaEffect::kRerun, RcaEffect::kRequeue, RcaEffect::kAwaitPrerequisite, RcaEffect::kNone}) {
     EXPECT_EQ(ParseRcaEffect(RcaEffectName(e)), e);
   }
   EXPECT_EQ(RcaClassName(RcaClass::kOutOfMemory), "out_of_memory");

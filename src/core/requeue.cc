@@ -1,9 +1,10 @@
-// Re-queued ideas: reverted nodes that deserve another try under the incumbent, either because
-// the profile moved to their targets (introspection after a keep) or because every candidate
-// was tried with budget left and the path changed under them (revisit). Either way the idea
-// becomes a pending child of the incumbent that competes in h(a) like any candidate.
+// Re-queued ideas (the rules are in moves.h): after a keep, what the keep supersedes or makes
+// possible; when every candidate was tried with budget left, what the path changed under, the
+// other values of kept parameters and close calls. Either way the idea becomes a pending child
+// that competes in h(a) like any candidate, flagged with its move.
 #include <algorithm>
 
+#include "core/moves.h"
 #include "core/orchestrator.h"
 
 namespace arbor {
@@ -26,6 +27,7 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     n.overlay = parent.overlay;
     n.created_s = CampaignTime();
     n.critic.requeued_from = q.from;
+    n.critic.flags.push_back(MoveFlag(q.move));
     n.diagnosis = "re-queued: " + q.reason;
     out.push_back(n);
   }
@@ -37,11 +39,23 @@ std::vector<Node> Orchestrator::IntrospectAfterKeep(const Node& kept, const Prof
                                        [this](NodeId id) { return ProfileAt(id); }));
 }
 
+std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
+  std::vector<Requeue> moves = CarryOver(tree_, catalog_, kept.id);
+  std::vector<Requeue> retries = PrerequisiteRetries(tree_, catalog_, kept.id);
+  moves.insert(moves.end(), retries.begin(), retries.end());
+  return RequeueUnder(kept, moves);
+}
+
 Result<bool> Orchestrator::RevisitWhenExhausted() {
   if (!spec_.search.revisit) return false;
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (inc == nullptr) return false;
-  std::vector<Node> nodes = RequeueUnder(*inc, Revisit(tree_, catalog_, inc->id));
+  std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
+  if (critic_) {
+    std::vector<Requeue> close = Remeasure(tree_, inc->id, spec_.critic);
+    moves.insert(moves.end(), close.begin(), close.end());
+  }
+  std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;
   for (const Node& q : nodes) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));

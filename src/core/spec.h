@@ -68,7 +68,10 @@ struct SearchSpec {
   double max_time_s = 7200;
   Formula formula = Formula::kPaper;
   double explore = 0.6;  // C in h(a)
-  int plateau = 6;       // consecutive non-kept nodes
+  int plateau = 6;       // consecutive non-kept nodes before exploration doubles
+  // Consecutive non-kept nodes after which the campaign stops ("plateau"); 0 (the default):
+  // never, the budget is spent.
+  int plateau_stop = 0;
   int parallel = 1;
   double min_gain = 0.002;  // candidates whose expected gain g(a) is below this are not tried
   // false (ablations only): the incumbent is profiled once, at the baseline; keeps and plateaus

@@ -68,6 +68,18 @@ double CoefficientOfVariation(const std::vector<double>& v) {
   return SampleStdDev(v) / std::fabs(mean);
 }
 
+double RobustCV(const std::vector<double>& v) {
+  if (v.size() < 3) return CoefficientOfVariation(v);
+  const double median = Median(v);
+  if (median == 0) return 0;
+  std::vector<double> dev;
+  dev.reserve(v.size());
+  for (double x : v) dev.push_back(std::fabs(x - median));
+  double scale = 1.4826 * Median(dev);
+  if (scale == 0) scale = 1.2533 * Mean(dev);
+  return scale / std::fabs(median);
+}
+
 double NormalCdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
 
 double NormalQuantile(double p) {

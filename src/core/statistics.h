@@ -20,6 +20,12 @@ double Mean(const std::vector<double>& v);
 double SampleStdDev(const std::vector<double>& v);
 // SampleStdDev / |Mean|; 0 when the mean is 0 or fewer than two values.
 double CoefficientOfVariation(const std::vector<double>& v);
+// The noise estimate the Critic gates with: 1.4826·MAD / |median| (a standard deviation under
+// normality, relative to the median), so one outlier among ten readings moves it little where
+// it would double the plain CV. When the MAD is 0 (over half the values equal) the mean
+// absolute deviation from the median ×1.2533 stands in; with fewer than three values, the plain
+// CV. 0 when the median is 0.
+double RobustCV(const std::vector<double>& v);
 
 // Standard normal cumulative distribution and its inverse (|error| < 1e-9 on (0, 1)).
 double NormalCdf(double z);

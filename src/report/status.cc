@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "core/moves.h"
 #include "report/format.h"
 #include "report/tree_index.h"
 #include "report/views.h"
@@ -93,6 +94,31 @@ std::string JobsText(const CampaignView& view) {
   return out;
 }
 
+// How many nodes each move (moves.h) re-queued, every move listed.
+std::vector<std::pair<std::string, int64_t>> MoveCounts(const std::vector<Node>& nodes) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (Move m : kAllMoves) out.emplace_back(std::string(MoveName(m)), 0);
+  for (const Node& n : nodes) {
+    if (auto m = MoveOf(n)) ++out[static_cast<size_t>(*m)].second;
+  }
+  return out;
+}
+
+std::string MovesText(const CampaignView& view) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : MoveCounts(view.nodes)) {
+    if (count > 0) parts.push_back(std::to_string(count) + " " + name);
+  }
+  return parts.empty() ? "" : "moves     re-queued " + Join(parts, ", ") + "\n";
+}
+
+std::string NoiseText(const CampaignView& view) {
+  if (view.meta.repetitions <= 0) return "";
+  return "noise     robust CV " + FormatDouble(view.meta.noise_cv * 100, 3) + "%, " +
+         std::to_string(view.meta.repetitions) + " repetitions per arm, smallest detectable " +
+         "effect " + FormatDouble(view.meta.noise_mde * 100, 3) + "%\n";
+}
+
 }  // namespace
 
 nlohmann::json StatusJson(const CampaignView& view) {
@@ -139,6 +165,14 @@ nlohmann::json StatusJson(const CampaignView& view) {
         {"completion_tokens", view.meta.llm_completion_tokens},
         {"cost", view.meta.llm_cost}}},
   };
+  nlohmann::json moves = nlohmann::json::object();
+  for (const auto& [name, count] : MoveCounts(view.nodes)) moves[name] = count;
+  out["moves"] = moves;
+  if (view.meta.repetitions > 0) {
+    out["noise"] = {{"cv", view.meta.noise_cv},
+                    {"mde", view.meta.noise_mde},
+                    {"repetitions", view.meta.repetitions}};
+  }
   if (view.jobs) {
     nlohmann::json jobs = nlohmann::json::array();
     for (const ExecutorJob& j : *view.jobs) {
@@ -207,7 +241,7 @@ std::string StatusText(const CampaignView& view) {
   std::vector<std::string> keys;
   for (const Node* n : s.path) keys.push_back(n == s.root ? "baseline" : n->CandidateKey());
   out += "path      " + (keys.empty() ? std::string("-") : Join(keys, " → ")) + "\n";
-  return out + JobsText(view);
+  return out + NoiseText(view) + MovesText(view) + JobsText(view);
 }
 
 }  // namespace arbor

@@ -35,8 +35,28 @@ TEST(StatusJsonTest, ExactShape) {
       "baseline": {"metric": "ops_per_s", "value": 1000.0},
       "best": {"node": 4, "value": 1800.0, "speedup": 1.8, "ci_low": null, "ci_high": null},
       "elapsed_s": 12.5, "budget": {"max_nodes": 60, "max_time_s": 7200.0},
-      "llm": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}})");
+      "llm": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0},
+      "moves": {"introspect": 0, "carry": 0, "prerequisite": 0, "revisit": 0, "retune": 0,
+                "remeasure": 0, "retry": 0}})");
   EXPECT_EQ(StatusJson(SampleView()), expected);
+}
+
+TEST(StatusJsonTest, MovesAndNoiseAreCounted) {
+  CampaignView view = SampleView();
+  view.nodes[2].critic.flags = {"move:revisit"};
+  view.nodes[3].critic.flags = {"move:retune"};
+  view.nodes[4].critic.flags = {"outliers", "move:retune"};
+  view.meta.repetitions = 12;
+  view.meta.noise_cv = 0.07;
+  view.meta.noise_mde = 0.05;
+  nlohmann::json status = StatusJson(view);
+  EXPECT_EQ(status["moves"]["revisit"], 1);
+  EXPECT_EQ(status["moves"]["retune"], 2);
+  EXPECT_EQ(status["moves"]["carry"], 0);
+  EXPECT_EQ(status["noise"]["repetitions"], 12);
+  std::string text = StatusText(view);
+  EXPECT_NE(text.find("moves     re-queued 1 revisit, 2 retune\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("12 repetitions per arm"), std::string::npos) << text;
 }
 
 TEST(StatusJsonTest, SpeedupForMinGoal) {

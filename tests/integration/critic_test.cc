@@ -48,7 +48,12 @@ constexpr char kBenchMain[] = R"(int main(int argc, char** argv) {
   double u = (double)(SplitMix((uint64_t)call * 7919u + 17u) >> 11) / 9007199254740992.0;
   double noise = 1 + Env("NOISE", 0) * (2 * u - 1);            /* uniform +-NOISE */
   double drift = call > Env("DRIFT_AFTER", 1e18) ? Env("DRIFT", 1) : 1;
-  printf("{\"v\": %.4f, \"work\": %.0f}\n", 1000 * Env("SPEED", 1) * noise * drift,
+  /* Outliers: every OUTLIER_EVERY-th call (from OUTLIER_FIRST) reads OUTLIER_FACTOR lower. */
+  double every = Env("OUTLIER_EVERY", 0);
+  double first = Env("OUTLIER_FIRST", 0);
+  int outlier = every > 0 && call >= first && ((call - (long)first) % (long)every) == 0;
+  double factor = outlier ? Env("OUTLIER_FACTOR", 0.5) : 1;
+  printf("{\"v\": %.4f, \"work\": %.0f}\n", 1000 * Env("SPEED", 1) * noise * drift * factor,
          Env("WORK", 1000));
   return 0;
 }
@@ -318,6 +323,60 @@ TEST(IntegrationCritic, InflatedWorkIsReverted) {
   EXPECT_EQ(inflated->parent, 1) << "tried first, at the baseline\n" << Describe(nodes);
   nlohmann::json critic = CriticOf(ws, inflated->id);
   EXPECT_EQ(critic.value("rca", ""), "inflation") << critic.dump();
+}
+
+// (f) A benchmark with 2% noise and an outlier (a reading at 40%) every 7th run, the first one
+// inside the baseline's A/A runs: the plain CV of those runs is ~20%, which used to end the
+// campaign as too_noisy with nothing evaluated. The robust estimate sees the 2%, flags the
+// outlier, and the campaign spends its budget: the real change is kept, no no-op is.
+TEST(IntegrationCritic, AnOutlierInThePreflightNeitherStopsNorFoolsTheCampaign) {
+  TempWorkspace ws;
+  std::string toml =
+      Campaign(ws, "outliers",
+               "NOISE = \"0.02\", OUTLIER_EVERY = \"7\", OUTLIER_FIRST = \"3\", "
+               "OUTLIER_FACTOR = \"0.4\"",
+               "\n[search]\nmax_nodes = 6\n") +
+      Action("noop-a", "noop-a", 1.5, "NOOP_A = \"1\"") +
+      Action("noop-b", "noop-b", 1.5, "NOOP_B = \"1\"") +
+      Action("real", "real", 1.3, "SPEED = \"1.2\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_NE(status.value("stop_reason", ""), "too_noisy") << status.dump();
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
+  int evaluated = 0;
+  for (const auto& n : nodes) evaluated += n.outcome == "kept" || n.outcome == "reverted";
+  EXPECT_GE(evaluated, 5) << Describe(nodes);  // the 3 candidates and the no-ops' revisits
+  ASSERT_TRUE(status.contains("noise")) << status.dump();
+  EXPECT_LT(status["noise"]["cv"].get<double>(), 0.05) << status.dump();
+  EXPECT_EQ(status["noise"]["repetitions"], 5) << status.dump();
+  nlohmann::json root = CriticOf(ws, 1);
+  std::vector<std::string> flags = root.value("flags", std::vector<std::string>{});
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "outliers"), flags.end()) << root.dump();
+}
+
+// (g) ±15% uniform noise (CV ~9%, above max_cv 5%): the Critic raises the repetitions per arm
+// (here as far as the time budget allows), says so, and still evaluates every candidate; the
+// 1.5x change is kept.
+TEST(IntegrationCritic, AVeryNoisyBenchGetsMoreRepetitionsAndStillEvaluates) {
+  TempWorkspace ws;
+  std::string toml = Campaign(ws, "veryNoisy", "NOISE = \"0.15\"",
+                              "\n[search]\nmax_nodes = 3\n") +
+                     Action("noop-a", "noop-a", 1.5, "NOOP_A = \"1\"") +
+                     Action("real", "real", 1.5, "SPEED = \"1.5\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
+  ASSERT_TRUE(status.contains("noise")) << status.dump();
+  EXPECT_GT(status["noise"]["repetitions"].get<int>(), 5) << status.dump();
+  nlohmann::json show = ws.ArborJson({"show", "1", "--json"});
+  bool noise_event = false;
+  for (const auto& e : show.value("events", nlohmann::json::array())) {
+    noise_event |= e.value("kind", "") == "noise" &&
+                   e.value("message", "").find("raised from 5") != std::string::npos;
+  }
+  EXPECT_TRUE(noise_event) << show.dump();
+  std::string text = ws.Arbor({"status"}).out;
+  EXPECT_NE(text.find("noise     robust CV"), std::string::npos) << text;
 }
 
 }  // namespace

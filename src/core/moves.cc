@@ -1,0 +1,245 @@
+#include "core/moves.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/constraints.h"  // TargetShare
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+constexpr std::pair<Move, std::string_view> kMoveNames[] = {
+    {Move::kIntrospect, "introspect"}, {Move::kCarry, "carry"},   {Move::kPrerequisite, "prerequisite"},
+    {Move::kRevisit, "revisit"},       {Move::kRetune, "retune"}, {Move::kRemeasure, "remeasure"},
+    {Move::kRetry, "retry"}};
+
+constexpr std::string_view kMovePrefix = "move:";
+
+std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
+
+// Nodes some other node already retries (re-queued, revisited or re-tuned).
+std::set<NodeId> RequeuedSources(const Tree& tree) {
+  std::set<NodeId> out;
+  for (const Node* n : tree.All()) {
+    if (n->critic.requeued_from != kNoNode) out.insert(n->critic.requeued_from);
+  }
+  return out;
+}
+
+// What may be re-queued at one node: not tried or pending there, not applied on its path, its
+// declared requires met and no declared conflict (either side) on the path.
+class Eligibility {
+ public:
+  Eligibility(const Tree& tree, const Catalog& catalog, NodeId at)
+      : catalog_(catalog), applied_(tree.AppliedActions(at)) {
+    for (NodeId child : tree.Children(at)) here_.insert(tree.Find(child)->CandidateKey());
+  }
+  // True (and remembered, so a key is taken once) when `key` of `action_id` may run at the node.
+  bool Take(const std::string& action_id, const std::string& key) {
+    if (here_.count(key) || applied_.count(action_id)) return false;
+    const ActionSpec* action = catalog_.FindAction(action_id);
+    if (action == nullptr) return false;
+    for (const std::string& r : action->requires_) {
+      if (!applied_.count(r)) return false;
+    }
+    for (const std::string& c : action->conflicts) {
+      if (applied_.count(c)) return false;
+    }
+    for (const std::string& a : applied_) {  // conflicts are symmetric
+      const ActionSpec* kept = catalog_.FindAction(a);
+      if (kept == nullptr) continue;
+      for (const std::string& c : kept->conflicts) {
+        if (c == action_id) return false;
+      }
+    }
+    here_.insert(key);
+    return true;
+  }
+  // A re-tune: another value of an action applied on the path (replacing its value).
+  bool TakeRetune(const std::string& key) {
+    return !applied_.count(key) && here_.insert(key).second;
+  }
+  // Either: a re-tune when the action is applied on the path with another value, else Take.
+  bool TakeAny(const std::string& action_id, const std::string& key) {
+    return applied_.count(action_id) ? TakeRetune(key) : Take(action_id, key);
+  }
+
+ private:
+  const Catalog& catalog_;
+  std::set<std::string> applied_;
+  std::set<std::string> here_;
+};
+
+}  // namespace
+
+std::string_view MoveName(Move m) {
+  for (const auto& [move, name] : kMoveNames) {
+    if (move == m) return name;
+  }
+  return "revisit";
+}
+
+std::optional<Move> ParseMove(std::string_view s) {
+  for (const auto& [move, name] : kMoveNames) {
+    if (name == s) return move;
+  }
+  return std::nullopt;
+}
+
+std::string MoveFlag(Move m) { return std::string(kMovePrefix) + std::string(MoveName(m)); }
+
+std::optional<Move> MoveOf(const Node& node) {
+  for (const std::string& f : node.critic.flags) {
+    if (StartsWith(f, kMovePrefix)) return ParseMove(std::string_view(f).substr(kMovePrefix.size()));
+  }
+  return std::nullopt;
+}
+
+std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
+                                const Profile& now, const ProfileLookup& profile_at) {
+  const std::set<NodeId> already = RequeuedSources(tree);
+  Eligibility eligible(tree, catalog, kept);
+  std::vector<Requeue> out;
+  for (const Node* ancestor : tree.Path(kept)) {
+    if (ancestor->id == kept) break;
+    for (NodeId child_id : tree.Children(ancestor->id)) {
+      const Node* x = tree.Find(child_id);
+      if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
+      if (already.count(x->id)) continue;
+      const ActionSpec* action = catalog.FindAction(x->action_id);
+      if (action == nullptr || action->targets.empty()) continue;
+      std::optional<Profile> then = profile_at(x->parent);
+      if (!then) continue;
+      double before = TargetShare(*then, action->targets);
+      double after = TargetShare(now, action->targets);
+      if (after < std::max(1.5 * before, before + 0.05)) continue;
+      if (!eligible.Take(x->action_id, x->CandidateKey())) continue;
+      out.push_back({x->id,
+                     "its targets' share grew from " + Percent(before) + " to " + Percent(after) +
+                         " since #" + std::to_string(x->id) + " was reverted",
+                     std::nullopt, Move::kIntrospect});
+    }
+  }
+  return out;
+}
+
+std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept) {
+  const Node* k = tree.Find(kept);
+  if (k == nullptr) return {};
+  Eligibility eligible(tree, catalog, kept);
+  std::vector<Requeue> out;
+  for (NodeId sibling : tree.Children(k->parent)) {
+    const Node* c = tree.Find(sibling);
+    if (c->outcome != Outcome::kPending || c->id == kept) continue;
+    if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
+    out.push_back({c->id,
+                   "carried over: it was waiting under #" + std::to_string(k->parent) + " when #" +
+                       std::to_string(kept) + " was kept",
+                   std::nullopt, Move::kCarry});
+  }
+  return out;
+}
+
+std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalog, NodeId kept) {
+  const Node* k = tree.Find(kept);
+  if (k == nullptr) return {};
+  Eligibility eligible(tree, catalog, kept);
+  std::vector<Requeue> out;
+  for (const Node* ancestor : tree.Path(kept)) {
+    if (ancestor->id == kept) break;
+    for (NodeId child_id : tree.Children(ancestor->id)) {
+      const Node* x = tree.Find(child_id);
+      if (x->outcome != Outcome::kCrashed || x->critic.rca != "prerequisite") continue;
+      if (!eligible.TakeAny(x->action_id, x->CandidateKey())) continue;
+      out.push_back({x->id,
+                     "#" + std::to_string(x->id) + " lacked a prerequisite (" + x->critic.rca +
+                         "); " + k->CandidateKey() + " is now on the path",
+                     std::nullopt, Move::kPrerequisite});
+    }
+  }
+  return out;
+}
+
+std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
+  Eligibility eligible(tree, catalog, incumbent);
+  std::vector<Requeue> out;
+  std::vector<const Node*> path = tree.Path(incumbent);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    for (NodeId child_id : tree.Children(path[i]->id)) {
+      const Node* x = tree.Find(child_id);
+      // No gain, or a missing prerequisite; other failures' constraints decide where they may
+      // run again, and a retry they forbid would only be pruned.
+      const bool no_gain = x->outcome == Outcome::kReverted && x->critic.rca == "no_gain";
+      const bool prerequisite = x->outcome == Outcome::kCrashed && x->critic.rca == "prerequisite";
+      if (!no_gain && !prerequisite) continue;
+      if (!eligible.Take(x->action_id, x->CandidateKey())) continue;
+      // The keeps made since it was tried: what changed under it.
+      std::vector<std::string> since;
+      for (size_t j = i + 1; j < path.size(); ++j) since.push_back(path[j]->CandidateKey());
+      out.push_back({x->id,
+                     "every candidate was tried at #" + std::to_string(incumbent) +
+                         " and budget is left; #" + std::to_string(x->id) + " was " +
+                         (no_gain ? "reverted (no_gain)" : "blocked (prerequisite)") + " before " +
+                         Join(since, ", ") + " changed the path",
+                     std::nullopt, Move::kRevisit});
+    }
+  }
+  // Re-tune: the other values of parameters kept on the path, from the last keep of each.
+  std::map<std::string, const Node*> last_kept;
+  for (const Node* n : path) {
+    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty()) {
+      last_kept[n->action_id] = n;
+    }
+  }
+  for (const auto& [id, kept] : last_kept) {
+    const ActionSpec* action = catalog.FindAction(id);
+    if (action == nullptr) continue;
+    for (const std::string& v : action->values) {
+      if (v == kept->value || !eligible.TakeRetune(CandidateKey(id, v))) continue;
+      out.push_back({kept->id,
+                     "every candidate was tried at #" + std::to_string(incumbent) +
+                         " and budget is left; re-tuning " + id + " (kept at " + kept->value +
+                         " in #" + std::to_string(kept->id) + ") on the path as it is now",
+                     v, Move::kRetune});
+    }
+  }
+  return out;
+}
+
+int RemeasureDepth(const Tree& tree, const Node& node) {
+  int depth = 0;
+  for (const Node* n = &node; n != nullptr && MoveOf(*n) == Move::kRemeasure &&
+                              depth <= kMaxRemeasures;
+       n = tree.Find(n->critic.requeued_from)) {
+    ++depth;
+  }
+  return depth;
+}
+
+std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic) {
+  std::set<NodeId> retried;
+  std::vector<const Node*> close;
+  for (NodeId child : tree.Children(incumbent)) {
+    const Node* x = tree.Find(child);
+    if (x->critic.requeued_from != kNoNode) retried.insert(x->critic.requeued_from);
+    if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
+    if (RemeasureDepth(tree, *x) >= kMaxRemeasures) continue;
+    if (!x->gain || *x->gain < critic.min_effect) continue;
+    if (!x->critic.p_value || *x->critic.p_value > kCloseCallP) continue;
+    close.push_back(x);
+  }
+  std::vector<Requeue> out;
+  for (const Node* x : close) {
+    if (retried.count(x->id)) continue;
+    out.push_back({x->id,
+                   "a close call: " + Percent(*x->gain) + " at p=" +
+                       FormatDouble(*x->critic.p_value, 3) + "; measured again with " +
+                       std::to_string(2 << RemeasureDepth(tree, *x)) + "× the repetitions",
+                   std::nullopt, Move::kRemeasure});
+  }
+  return out;
+}
+
+}  // namespace arbor

@@ -1,0 +1,83 @@
+// Moves: the work a campaign re-queues besides the untried candidates of the catalog, so that a
+// budget the user gave is spent on what could still pay off and no candidate becomes
+// unreachable (ARBOR.md "The Critic": introspection; docs/search.md).
+//
+// Each function is a pure rule over the tree: it returns which finished nodes to retry (and
+// why) as pending children of a given node; the Orchestrator records them (requeue.cc). A
+// retried candidate is never one already tried or pending at that node, never one applied on
+// its path, and never one whose declared requires/conflicts the path does not satisfy.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/candidates.h"
+#include "core/model.h"
+#include "core/spec.h"
+#include "core/tree.h"
+
+namespace arbor {
+
+// Why a node was re-queued; stored on the node as the flag "move:<name>" and counted in
+// `arbor status` and the report.
+enum class Move {
+  kIntrospect,    // after a keep: the profile moved to a reverted idea's targets
+  kCarry,         // after a keep: a re-queued idea waiting under the old incumbent moves along
+  kPrerequisite,  // after a keep: a candidate that lacked a prerequisite (SIGILL) is retried
+  kRevisit,       // nothing untried: an idea reverted before the path changed under it
+  kRetune,        // nothing untried: another value of a parameter kept on the path
+  kRemeasure,     // nothing untried: a close call at this incumbent, measured with 2× the runs
+  kRetry,         // an implementation bug or a lost run: the one retry its diagnosis earns
+};
+inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
+                                     Move::kRevisit,    Move::kRetune, Move::kRemeasure,
+                                     Move::kRetry};
+std::string_view MoveName(Move m);  // "introspect", "carry", ...
+std::optional<Move> ParseMove(std::string_view s);
+std::string MoveFlag(Move m);                   // "move:<name>"
+std::optional<Move> MoveOf(const Node& node);   // from its flags
+inline constexpr double kCloseCallP = 0.20;  // a revert with p ≤ this and enough gain is close
+inline constexpr int kMaxRemeasures = 3;      // a close call is re-measured at 2×, 4×, 8× at most
+
+// How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a
+// re-measured node runs 2^depth × the campaign's repetitions per look.
+int RemeasureDepth(const Tree& tree, const Node& node);
+
+struct Requeue {
+  NodeId from = kNoNode;
+  std::string reason;
+  std::optional<std::string> value;  // another value of `from`'s action (a re-tune), if set
+  Move move = Move::kRevisit;
+};
+
+// Introspection after a keep: reverted nodes (no gain) along the new incumbent's path whose
+// targets now take a clearly larger share of the time than when they were tried. Each node is
+// re-queued this way at most once (never if a node already retries it).
+using ProfileLookup = std::function<std::optional<Profile>(NodeId)>;
+std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
+                                const Profile& now, const ProfileLookup& profile_at);
+
+// At a keep of `kept`: the pending (re-queued) siblings it supersedes move under it, unless
+// they are the kept candidate itself or the new path rules them out.
+std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept);
+
+// At a keep of `kept`: candidates that crashed for a missing prerequisite (rca "prerequisite":
+// SIGILL, an unsupported option) before this keep are retried on top of it, once per keep.
+std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalog, NodeId kept);
+
+// When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
+// under an earlier incumbent of the path (the keeps since may have changed their effect: an
+// interaction the profile cannot show), and every other value of each parameter kept on the
+// path (the best value moves with the path). Once per incumbent: a new keep makes them
+// eligible again, which bounds the work by the budget and never by a global once-only rule.
+std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+
+// When every candidate was tried at `incumbent`: reverted children of it whose gain reached
+// min_effect with p ≤ kCloseCallP (a close call, not a clear no), measured once more with twice
+// the repetitions of that measurement; a close call again may go on up to kMaxRemeasures.
+std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
+
+}  // namespace arbor

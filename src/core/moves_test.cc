@@ -1,0 +1,209 @@
+// The moves that keep every candidate reachable (moves.h): pure rules over hand-built trees,
+// then the same rules inside the real Orchestrator over fakes.
+#include "core/moves.h"
+
+#include <gtest/gtest.h>
+
+#include "core/critic_rig_testing.h"
+
+namespace arbor {
+namespace {
+
+using critic_rig::Env;
+using critic_rig::Rig;
+
+Node MakeNode(NodeId id, NodeId parent, const std::string& action, const std::string& value,
+              Outcome outcome, int64_t seq) {
+  Node n;
+  n.id = id;
+  n.parent = parent;
+  n.action_id = action;
+  n.value = value;
+  n.outcome = outcome;
+  n.step = outcome == Outcome::kPending ? Step::kNone : Step::kDone;
+  n.seq = seq;
+  return n;
+}
+
+ActionSpec Valued(const std::string& id, std::vector<std::string> values) {
+  ActionSpec a = Env(id, "V_" + id, "{value}");
+  a.values = std::move(values);
+  return a;
+}
+
+TEST(MovesTest, NamesRoundTrip) {
+  for (Move m : kAllMoves) {
+    EXPECT_EQ(ParseMove(MoveName(m)), m);
+    Node n;
+    n.critic.flags = {"outliers", MoveFlag(m)};
+    EXPECT_EQ(MoveOf(n), m);
+  }
+  EXPECT_FALSE(ParseMove("nope").has_value());
+  EXPECT_FALSE(MoveOf(Node{}).has_value());
+}
+
+TEST(MovesTest, ASupersededRetuneIsCarriedToTheNewIncumbent) {
+  // #2 kept gemm=naive; a re-tune gemm=simd waits under #2 (#4) when #3 (flag) is kept there.
+  std::vector<ActionSpec> actions = {Valued("gemm", {"naive", "blocked", "simd"}),
+                                     Env("flag.x", "X")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, 1, "gemm", "naive", Outcome::kKept, 1));
+  tree.Upsert(MakeNode(3, 2, "flag.x", "", Outcome::kKept, 2));
+  Node retune = MakeNode(4, 2, "gemm", "simd", Outcome::kPending, 0);
+  retune.critic.requeued_from = 2;
+  tree.Upsert(retune);
+  std::vector<Requeue> carried = CarryOver(tree, catalog, 3);
+  ASSERT_EQ(carried.size(), 1u);
+  EXPECT_EQ(carried[0].from, 4);
+  EXPECT_EQ(carried[0].move, Move::kCarry);
+  // Already pending at the new incumbent: not twice.
+  Node moved = MakeNode(5, 3, "gemm", "simd", Outcome::kPending, 0);
+  tree.Upsert(moved);
+  EXPECT_TRUE(CarryOver(tree, catalog, 3).empty());
+}
+
+TEST(MovesTest, RevisitAndRetuneAreOncePerIncumbentNotOncePerCampaign) {
+  std::vector<ActionSpec> actions = {Valued("gemm", {"naive", "blocked"}), Env("dud.a", "A"),
+                                     Env("flag.x", "X"), Env("flag.y", "Y")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node dud = MakeNode(2, 1, "dud.a", "", Outcome::kReverted, 1);
+  dud.critic.rca = "no_gain";
+  tree.Upsert(dud);
+  tree.Upsert(MakeNode(3, 1, "gemm", "naive", Outcome::kKept, 2));
+  tree.Upsert(MakeNode(4, 3, "flag.x", "", Outcome::kKept, 3));
+  std::vector<Requeue> first = Revisit(tree, catalog, 4);
+  ASSERT_EQ(first.size(), 2u);  // dud.a revisited, gemm re-tuned to blocked
+  EXPECT_EQ(first[0].move, Move::kRevisit);
+  EXPECT_EQ(first[1].move, Move::kRetune);
+  EXPECT_EQ(first[1].value, "blocked");
+  // Both tried at #4 (reverted again): nothing left there.
+  Node dud2 = MakeNode(5, 4, "dud.a", "", Outcome::kReverted, 4);
+  dud2.critic.rca = "no_gain";
+  dud2.critic.requeued_from = 2;
+  tree.Upsert(dud2);
+  Node gemm2 = MakeNode(6, 4, "gemm", "blocked", Outcome::kReverted, 5);
+  gemm2.critic.rca = "no_gain";
+  gemm2.critic.requeued_from = 3;
+  tree.Upsert(gemm2);
+  EXPECT_TRUE(Revisit(tree, catalog, 4).empty());
+  // A new keep changes the context: both are eligible again (the old rule: never again).
+  tree.Upsert(MakeNode(7, 4, "flag.y", "", Outcome::kKept, 6));
+  std::vector<Requeue> again = Revisit(tree, catalog, 7);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1].value, "blocked");
+}
+
+TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
+  std::vector<ActionSpec> actions = {Env("simd.avx", "AVX"), Env("march.native", "MARCH"),
+                                     Env("seg.v", "SEG")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node ill = MakeNode(2, 1, "simd.avx", "", Outcome::kCrashed, 1);
+  ill.critic.rca = "prerequisite";
+  tree.Upsert(ill);
+  Node seg = MakeNode(3, 1, "seg.v", "", Outcome::kCrashed, 2);
+  seg.critic.rca = "runtime_crash";  // a crash for another reason is not retried this way
+  tree.Upsert(seg);
+  tree.Upsert(MakeNode(4, 1, "march.native", "", Outcome::kKept, 3));
+  std::vector<Requeue> retries = PrerequisiteRetries(tree, catalog, 4);
+  ASSERT_EQ(retries.size(), 1u);
+  EXPECT_EQ(retries[0].from, 2);
+  EXPECT_EQ(retries[0].move, Move::kPrerequisite);
+  EXPECT_NE(retries[0].reason.find("march.native"), std::string::npos) << retries[0].reason;
+}
+
+TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
+  CriticSpec critic;  // min_effect 1%
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  auto reverted = [&](NodeId id, double gain, double p) {
+    Node n = MakeNode(id, 1, "a" + std::to_string(id), "", Outcome::kReverted, id);
+    n.critic.rca = "no_gain";
+    n.gain = gain;
+    n.critic.p_value = p;
+    tree.Upsert(n);
+  };
+  reverted(2, 0.03, 0.08);   // close: enough gain, p ≤ 0.2
+  reverted(3, 0.03, 0.60);   // not close: p large
+  reverted(4, 0.002, 0.05);  // not close: too small a gain
+  std::vector<Requeue> close = Remeasure(tree, kRootId, critic);
+  ASSERT_EQ(close.size(), 1u);
+  EXPECT_EQ(close[0].from, 2);
+  Node again = MakeNode(5, 1, "a2", "", Outcome::kReverted, 5);
+  again.critic.rca = "no_gain";
+  again.gain = 0.03;
+  again.critic.p_value = 0.08;
+  again.critic.requeued_from = 2;
+  again.critic.flags = {MoveFlag(Move::kRemeasure)};
+  tree.Upsert(again);
+  EXPECT_EQ(RemeasureDepth(tree, again), 1);
+  // Still close at 2×: once more at 4×, and so on up to kMaxRemeasures.
+  close = Remeasure(tree, kRootId, critic);
+  ASSERT_EQ(close.size(), 1u);
+  EXPECT_EQ(close[0].from, 5);
+  EXPECT_NE(close[0].reason.find("4× the repetitions"), std::string::npos) << close[0].reason;
+  NodeId from = 5;
+  for (NodeId id = 6; id <= 7; ++id) {
+    Node n = again;
+    n.id = id;
+    n.seq = id;
+    n.critic.requeued_from = from;
+    tree.Upsert(n);
+    from = id;
+  }
+  EXPECT_EQ(RemeasureDepth(tree, *tree.Find(7)), kMaxRemeasures);
+  EXPECT_TRUE(Remeasure(tree, kRootId, critic).empty());
+}
+
+// The loop: simd.avx dies with SIGILL until march.native is kept, then wins 30%.
+TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
+  Rig rig;
+  rig.spec.actions = {Env("simd.avx", "AVX", "1", {}, 2.0), Env("march.native", "MARCH", "1", {}, 1.2)};
+  rig.target.bench = [](const RunContext& ctx, int) {
+    Measurement m;
+    if (ctx.env.count("AVX") && !ctx.env.count("MARCH")) {
+      m.step.kind = ExitKind::kSignaled;
+      m.step.signal = 4;
+      return m;
+    }
+    m.value = 100 * (ctx.env.count("MARCH") ? 1.1 : 1.0) * (ctx.env.count("AVX") ? 1.3 : 1.0);
+    return m;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<const Node*> simd = rig.All("simd.avx");
+  ASSERT_GE(simd.size(), 2u);
+  EXPECT_EQ(simd[0]->outcome, Outcome::kCrashed);
+  EXPECT_EQ(simd[0]->critic.rca, "prerequisite");
+  for (const Constraint& c : simd[0]->critic.constraints) EXPECT_TRUE(c.until_keep);
+  const Node* kept = rig.ByKey("simd.avx");
+  bool retried_and_kept = false;
+  for (const Node* n : simd) {
+    retried_and_kept |= n->outcome == Outcome::kKept && MoveOf(*n) == Move::kPrerequisite;
+  }
+  EXPECT_TRUE(retried_and_kept) << (kept ? kept->diagnosis : "");
+}
+
+// The budget is spent: nothing helps, 4 candidates, a budget of 12 — the campaign tries every
+// candidate, then re-measures close calls and stops as exhausted only when no move is left;
+// it never stops on a plateau the user did not ask for.
+TEST(MovesLoopTest, NoPlateauStopUnlessAskedFor) {
+  Rig rig;
+  rig.spec.search.plateau = 2;
+  rig.spec.search.max_nodes = 12;
+  rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B"), Env("c.c", "C"), Env("d.d", "D")};
+  rig.target.metric = [](const EnvOverlay&) { return 100.0; };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->stop_reason, "plateau");
+  EXPECT_EQ(r->evaluated, 4);  // each once; nothing was close, no keep changed the context
+  EXPECT_EQ(r->stop_reason, "exhausted");
+}
+
+}  // namespace
+}  // namespace arbor
