@@ -173,7 +173,7 @@ AnomalyVerdict JudgeRerun(const Plausibility& p, double first, double confirmed,
   AnomalyEvidence e;
   e.trust_large_gains = spec.critic.trust_large_gains;
   e.fixed = spec.metric.fixed;
-  e.work_ratio = Ratio(ExtraMedian(cand, "work"), ExtraMedian(base, "work"));
+  if (spec.metric.work) e.work_ratio = Ratio(ExtraMedian(cand, "work"), ExtraMedian(base, "work"));
   e.wall_ratio = Ratio(ExtraMedian(base, "wall_s"), ExtraMedian(cand, "wall_s"));
   AnomalyVerdict v = JudgeAnomaly(confirmed, p, e);
   v.reason = "re-run: check passed, " + v.reason + " [" + p.basis + "]";
