@@ -141,8 +141,8 @@ Status ReadMetric(const Section& root, MetricSpec* metric) {
   const toml::table* table = nullptr;
   ARBOR_TRY(RequireTable(root, "metric", "[metric] with source = \"json:...\"", &table));
   Section s(root.file(), *table, "metric", "in [metric]");
-  ARBOR_TRY(s.CheckKeys({"name", "goal", "source", "target", "repetitions", "work", "guard", "min",
-                         "max", "fixed"}));
+  ARBOR_TRY(s.CheckKeys(
+      {"name", "goal", "source", "target", "repetitions", "work", "guard", "min", "max", "fixed"}));
   ARBOR_TRY(s.Require("source", "\"json:PATH\" or \"regex:PATTERN\""));
   ARBOR_TRY(s.ReadNonEmptyString("name", &metric->name));
   std::string goal = "max";

@@ -95,8 +95,7 @@ TEST(AnomalyLoopTest, AWorkMetricThatFellIsNoEvidence) {
   const Node* huge = rig.ByKey("broken.huge");
   ASSERT_NE(huge, nullptr);
   EXPECT_EQ(huge->outcome, Outcome::kReverted);
-  EXPECT_TRUE(huge->critic.rca == "anomaly" || huge->critic.rca == "inflation")
-      << huge->critic.rca;
+  EXPECT_TRUE(huge->critic.rca == "anomaly" || huge->critic.rca == "inflation") << huge->critic.rca;
 }
 
 TEST(AnomalyLoopTest, AnIncumbentReMeasuredOrdersOfMagnitudeOffIsUnkept) {

@@ -196,7 +196,6 @@ TEST(AssessNoiseTest, QuietNoisyAndHopeless) {
   EXPECT_NE(r.message.find("at least 2"), std::string::npos);
 }
 
-
 // ---- Monte-Carlo proof of the required figures (docs/critic.md) -----------------------------
 
 struct Rates {

@@ -246,12 +246,12 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   // A win beyond what could explain it is an anomaly: Confirm() re-runs the check and the
   // benchmark and keeps it only with evidence (core/plausibility.h).
   Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
-                                  spec_, v.speedup);
+                                      spec_, v.speedup);
   if (p.anomaly) {
     AddFlag(node, "anomaly");
     events.push_back(MakeEvent(node->id, "anomaly",
-                               p.message + "; median " + FormatDouble(v.candidate_median) +
-                                   " vs " + FormatDouble(v.parent_median) +
+                               p.message + "; median " + FormatDouble(v.candidate_median) + " vs " +
+                                   FormatDouble(v.parent_median) +
                                    "; re-running the check and the benchmark"));
   }
   return Save(*node, std::move(events));
@@ -296,10 +296,10 @@ Status Orchestrator::Confirm(Node* node) {
                   "reverted");
   }
   if (anomaly) {
-    const double first = ArmSpeedup(SamplesOfArm(*all, "base"), SamplesOfArm(*all, "cand"),
-                                   spec_.metric.goal);
+    const double first =
+        ArmSpeedup(SamplesOfArm(*all, "base"), SamplesOfArm(*all, "cand"), spec_.metric.goal);
     Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
-                                    spec_, v.speedup);
+                                        spec_, v.speedup);
     AnomalyVerdict av = JudgeRerun(p, first, v.speedup, base, cand, spec_);
     Event e = MakeEvent(node->id, "anomaly", av.reason);
     if (!av.keep) {

@@ -31,7 +31,6 @@ std::optional<double> Ratio(std::optional<double> a, std::optional<double> b) {
   return *a / *b;
 }
 
-
 }  // namespace
 
 Plausibility CheckPlausibility(const PlausibilityInput& in) {
@@ -70,8 +69,8 @@ Plausibility CheckPlausibility(const PlausibilityInput& in) {
   }
   p.anomaly = !(in.observed_speedup <= p.bound);  // NaN is an anomaly too
   p.message = std::string(p.anomaly ? "anomaly: speedup " : "plausible: speedup ") +
-              Times(in.observed_speedup) + (p.anomaly ? " beyond" : " within") +
-              " the plausible " + Times(p.bound) + " [" + p.basis + "]";
+              Times(in.observed_speedup) + (p.anomaly ? " beyond" : " within") + " the plausible " +
+              Times(p.bound) + " [" + p.basis + "]";
   return p;
 }
 
@@ -85,8 +84,7 @@ AnomalyVerdict JudgeAnomaly(double observed_speedup, const Plausibility& p,
     v.reason = claim + "; kept: [critic] trust_large_gains = true";
     return v;
   }
-  if (e.fixed == BenchFixed::kWork && e.wall_ratio &&
-      *e.wall_ratio < 1 + kWallWitnessMinChange) {
+  if (e.fixed == BenchFixed::kWork && e.wall_ratio && *e.wall_ratio < 1 + kWallWitnessMinChange) {
     v.reason = claim + ", but the fixed-work bench command took as long as before (wall time " +
                Times(*e.wall_ratio) + "): the metric is broken, not the program faster";
     return v;
@@ -142,8 +140,8 @@ double ArmSpeedup(const std::vector<Sample>& base, const std::vector<Sample>& ca
 // The plausibility bound of `node`'s action (core/plausibility.h): its scored gain and prior,
 // its targets, the knowledge base's largest kept gain in its category, the user's bound.
 Plausibility PlausibilityOfNode(const Node& node, const ActionSpec* action,
-                            const std::vector<KbEntry>& kb, const CampaignSpec& spec,
-                            double speedup) {
+                                const std::vector<KbEntry>& kb, const CampaignSpec& spec,
+                                double speedup) {
   PlausibilityInput in;
   in.observed_speedup = speedup;
   in.expected_gain_g = node.score.g;
@@ -159,8 +157,8 @@ Plausibility PlausibilityOfNode(const Node& node, const ActionSpec* action,
 // What the re-runs of an anomaly decide: `first` is the A/B's speedup that raised it,
 // `confirmed` the fresh run's (confirm arms `base`, `cand`), `p` the bound at `confirmed`.
 AnomalyVerdict JudgeRerun(const Plausibility& p, double first, double confirmed,
-                            const std::vector<Sample>& base, const std::vector<Sample>& cand,
-                            const CampaignSpec& spec) {
+                          const std::vector<Sample>& base, const std::vector<Sample>& cand,
+                          const CampaignSpec& spec) {
   if (!p.anomaly) {  // the fresh run's gain is plausible: kept on it, unless it disagrees
     AnomalyVerdict v;
     v.keep = !DisagreesByOrders(first, confirmed);

@@ -35,29 +35,29 @@ inline constexpr double kWorkHeld = 0.99;  // the work metric held: within 1% of
 inline constexpr double kUnkeepFactor = 10.0;
 
 struct PlausibilityInput {
-  double observed_speedup = 1;  // goal-aware median ratio (Verdict::speedup, > 1 better)
-  double expected_gain_g = 0;   // the action's scored Amdahl gain g = f·(1 − 1/prior)
-  double prior_speedup = 0;     // on its targets, as scored (≤ 1: no usable prior)
-  bool whole_program = true;    // the action declares no targets
+  double observed_speedup = 1;             // goal-aware median ratio (Verdict::speedup, > 1 better)
+  double expected_gain_g = 0;              // the action's scored Amdahl gain g = f·(1 − 1/prior)
+  double prior_speedup = 0;                // on its targets, as scored (≤ 1: no usable prior)
+  bool whole_program = true;               // the action declares no targets
   std::optional<double> kb_max_speedup;    // largest end-to-end speedup kept in its category
   std::optional<double> user_max_speedup;  // [critic] max_plausible_speedup
 };
 
 struct Plausibility {
   bool anomaly = false;
-  double bound = 0;  // the largest plausible speedup
+  double bound = 0;                                         // the largest plausible speedup
   double amdahl = std::numeric_limits<double>::infinity();  // the Amdahl part (inf: none)
   double explained = 0;                                     // the prior/KB part
-  std::string basis;    // how the bound was found, for messages
+  std::string basis;                                        // how the bound was found, for messages
   std::string message;  // "anomaly: speedup ×… beyond the plausible ×… (…)"
 };
 Plausibility CheckPlausibility(const PlausibilityInput& in);
 
 // What the re-runs of an anomaly showed, besides the confirmation's verdict.
 struct AnomalyEvidence {
-  bool trust_large_gains = false;     // [critic] trust_large_gains
-  std::optional<double> work_ratio;   // candidate / incumbent median `work` (when declared)
-  std::optional<double> wall_ratio;   // incumbent / candidate median command duration
+  bool trust_large_gains = false;    // [critic] trust_large_gains
+  std::optional<double> work_ratio;  // candidate / incumbent median `work` (when declared)
+  std::optional<double> wall_ratio;  // incumbent / candidate median command duration
   BenchFixed fixed = BenchFixed::kWork;
 };
 

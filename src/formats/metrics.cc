@@ -414,8 +414,9 @@ Status CheckMetricValue(const MetricSpec& metric, double value) {
   } else if (value < 0) {
     return r.Fail(v + " is negative: no throughput or time is (set [metric] min if yours can be)");
   } else if (value == 0) {
-    return r.Fail(v + " is zero: a time of 0 is a timer that read nothing, a rate of 0 a run "
-                      "that did nothing (set [metric] min = 0 if yours can be)");
+    return r.Fail(v +
+                  " is zero: a time of 0 is a timer that read nothing, a rate of 0 a run "
+                  "that did nothing (set [metric] min = 0 if yours can be)");
   }
   return {};
 }

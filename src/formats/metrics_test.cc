@@ -90,8 +90,8 @@ TEST(ExtractMetricTest, Table) {
       {"Infinity in metrics.json", Json("ops"), "", "{\"ops\": Infinity}", 0,
        "metric json:ops: the JSON in $ARBOR_OUT/metrics.json holds a non-finite number "
        "(Infinity), which is not a reading"},
-      {"a good line wins over a broken one", Json("ops"), "{\"ops\": 5}\n{\"x\": inf}\n", "",
-       5, ""},
+      {"a good line wins over a broken one", Json("ops"), "{\"ops\": 5}\n{\"x\": inf}\n", "", 5,
+       ""},
       {"a word that starts like inf is no literal", Json("v"), "{\"v\": info}\n", "", 0,
        "metric json:v: no JSON object in the output (12 bytes)"},
       {"regex last match", Regex("tok/s: ([0-9.]+)"),

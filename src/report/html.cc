@@ -217,15 +217,16 @@ std::string AnomaliesSection(const ReportInput& in) {
     return out + "<p class=\"muted\">None: every gain was within its plausibility bound.</p>" +
            "</section>";
   }
-  out += "<p class=\"muted\">Gains beyond what the profile, the prior and the knowledge base "
-         "explain, and incumbents un-kept when re-measured an order of magnitude off "
-         "(docs/critic.md).</p><table><tr><th>node</th><th>action</th><th>outcome</th>"
-         "<th>diagnosis</th></tr>";
+  out +=
+      "<p class=\"muted\">Gains beyond what the profile, the prior and the knowledge base "
+      "explain, and incumbents un-kept when re-measured an order of magnitude off "
+      "(docs/critic.md).</p><table><tr><th>node</th><th>action</th><th>outcome</th>"
+      "<th>diagnosis</th></tr>";
   for (const auto& a : anomalies) {
     std::string id = std::to_string(a["node"].get<int64_t>());
     std::string outcome = a["outcome"].get<std::string>();
-    out += "<tr class=\"anomaly-row\" data-node=\"" + id + "\"><td><a href=\"#node-" + id +
-           "\">#" + id + "</a></td><td>" + Esc(a["action"].get<std::string>()) +
+    out += "<tr class=\"anomaly-row\" data-node=\"" + id + "\"><td><a href=\"#node-" + id + "\">#" +
+           id + "</a></td><td>" + Esc(a["action"].get<std::string>()) +
            "</td><td><span class=\"badge o-" + outcome + "\">" + outcome +
            (a["unkept"].get<bool>() ? " (un-kept)" : "") + "</span></td><td>" +
            Esc(a["diagnosis"].get<std::string>()) + "</td></tr>";

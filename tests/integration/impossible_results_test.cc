@@ -62,7 +62,8 @@ std::string Campaign(const TempWorkspace& ws) {
          // Every action keeps the default prior (×1.1 on the whole program): the plausible bound
          // is ×2. The real change is the most expensive, so it comes last, after every broken
          // one had its chance to become the incumbent it would be measured against.
-         Action("broken.huge", "HUGE = \"1\"", 1) + Action("broken.negative", "NEGATIVE = \"1\"", 2) +
+         Action("broken.huge", "HUGE = \"1\"", 1) +
+         Action("broken.negative", "NEGATIVE = \"1\"", 2) +
          Action("broken.zero-time", "ZERO_TIME = \"1\"", 3) +
          Action("broken.infinite", "INFINITE = \"1\"", 4) +
          Action("broken.nan", "NOT_A_NUMBER = \"1\"", 5) +
