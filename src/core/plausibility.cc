@@ -172,7 +172,10 @@ AnomalyVerdict JudgeRerun(const Plausibility& p, double first, double confirmed,
   e.trust_large_gains = spec.critic.trust_large_gains;
   e.fixed = spec.metric.fixed;
   if (spec.metric.work) e.work_ratio = Ratio(ExtraMedian(cand, "work"), ExtraMedian(base, "work"));
-  e.wall_ratio = Ratio(ExtraMedian(base, "wall_s"), ExtraMedian(cand, "wall_s"));
+  const std::optional<double> base_wall = ExtraMedian(base, "wall_s");
+  if (base_wall && *base_wall >= kWallWitnessMinSeconds) {
+    e.wall_ratio = Ratio(base_wall, ExtraMedian(cand, "wall_s"));
+  }
   AnomalyVerdict v = JudgeAnomaly(confirmed, p, e);
   v.reason = "re-run: check passed, " + v.reason + " [" + p.basis + "]";
   return v;

@@ -30,6 +30,9 @@ inline constexpr double kMinPlausibleSpeedup = 1.5;   // the prior rule never fl
 inline constexpr double kShareSlack = 0.10;           // profile shares trusted to 10 points
 // A fixed-work run whose metric claims an anomalous gain must take visibly less wall time.
 inline constexpr double kWallWitnessMinChange = 0.05;
+// ... when its command runs long enough for the work to show: below this, start-up and timer
+// jitter make the duration noise (a 2 ms command varies by more than 5% run to run).
+inline constexpr double kWallWitnessMinSeconds = 0.1;
 inline constexpr double kWorkHeld = 0.99;  // the work metric held: within 1% of the base's
 // An incumbent re-measured this many times off (either way) from its kept value was an anomaly.
 inline constexpr double kUnkeepFactor = 10.0;
@@ -94,7 +97,8 @@ Plausibility PlausibilityOfNode(const Node& node, const ActionSpec* action,
 
 // The decision on an anomaly after its check and benchmark were re-run. `first`: the A/B's
 // speedup that raised it; `confirmed`: the fresh interleaved run's, whose arms are `base` and
-// `cand` (their `work` and `wall_s` readings are the evidence); `p`: the bound at `confirmed`.
+// `cand` (their `work` and `wall_s` readings are the evidence; `wall_s` only when the
+// incumbent's median is at least kWallWitnessMinSeconds); `p`: the bound at `confirmed`.
 // A fresh run within the bound is kept on its own figures unless the two runs disagree by an
 // order of magnitude; one still beyond it goes to JudgeAnomaly.
 AnomalyVerdict JudgeRerun(const Plausibility& p, double first, double confirmed,

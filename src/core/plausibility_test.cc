@@ -117,6 +117,15 @@ TEST(PlausibilityTest, RerunKeepsAPlausibleFreshRunUnlessTheRunsDisagree) {
   EXPECT_TRUE(JudgeRerun(beyond, 1e6, 1e6, base, cand, spec).keep);
   cand[0].extra["work"] = 10;
   EXPECT_FALSE(JudgeRerun(beyond, 1e6, 1e6, base, cand, spec).keep);
+  // The wall-time witness: a fixed-work command of 2 s that still takes 2 s is a broken
+  // metric, even with the work held; one of 2 ms is too short to tell.
+  cand[0].extra["work"] = 1000;
+  base[0].extra["wall_s"] = cand[0].extra["wall_s"] = 2.0;
+  AnomalyVerdict v = JudgeRerun(beyond, 1e6, 1e6, base, cand, spec);
+  EXPECT_FALSE(v.keep);
+  EXPECT_NE(v.reason.find("metric is broken"), std::string::npos) << v.reason;
+  base[0].extra["wall_s"] = cand[0].extra["wall_s"] = 0.002;
+  EXPECT_TRUE(JudgeRerun(beyond, 1e6, 1e6, base, cand, spec).keep);
 }
 
 TEST(PlausibilityTest, OrdersOfMagnitude) {
