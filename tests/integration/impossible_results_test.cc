@@ -74,7 +74,7 @@ nlohmann::json Show(const TempWorkspace& ws, int64_t id) {
   return ws.ArborJson({"show", std::to_string(id), "--json"});
 }
 
-TEST(ImpossibleResultsTest, OnlyTheRealChangeIsKeptAndEachBrokenOneIsDiagnosed) {
+TEST(IntegrationImpossibleResults, OnlyTheRealChangeIsKeptAndEachBrokenOneIsDiagnosed) {
   auto ws = std::make_unique<TempWorkspace>();
   ws->Write("bench.c", std::string(kBenchHead) + kComputedTargetHelpersC + kBenchMain);
   ws->Write("arbor.toml", Campaign(*ws));
