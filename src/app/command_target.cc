@@ -286,9 +286,12 @@ Measurement CommandTarget::Bench(const RunContext& ctx) {
   std::string out = ReadIfExists(run.stdout_path);
   std::string metrics_file = ReadIfExists(run.out_dir + "/out/metrics.json");
   auto v = ExtractMetric(spec_->metric.source, out, metrics_file);
-  if (!v.ok()) {
+  // A value no correct benchmark prints (negative, zero, outside [metric] min/max) is bad
+  // output like an unreadable one: it must never become a sample the gate compares.
+  Status valid = v.ok() ? CheckMetricValue(spec_->metric, *v) : Status(v.error());
+  if (!valid.ok()) {
     m.step.kind = ExitKind::kBadOutput;
-    m.step.detail = Scrubbed(v.error().message);
+    m.step.detail = Scrubbed(valid.error().message);
     return m;
   }
   m.value = *v;
@@ -299,6 +302,13 @@ Measurement CommandTarget::Bench(const RunContext& ctx) {
   }
   if (spec_->metric.work) {
     auto w = ExtractMetric(*spec_->metric.work, out, metrics_file);
+    Status work_valid = w.ok() ? CheckWorkValue(*spec_->metric.work, *w) : Status{};
+    if (!work_valid.ok()) {
+      m.value.reset();
+      m.step.kind = ExitKind::kBadOutput;
+      m.step.detail = Scrubbed(work_valid.error().message);
+      return m;
+    }
     if (w.ok()) m.extra["work"] = *w;
   }
   return m;

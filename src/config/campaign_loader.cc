@@ -141,7 +141,8 @@ Status ReadMetric(const Section& root, MetricSpec* metric) {
   const toml::table* table = nullptr;
   ARBOR_TRY(RequireTable(root, "metric", "[metric] with source = \"json:...\"", &table));
   Section s(root.file(), *table, "metric", "in [metric]");
-  ARBOR_TRY(s.CheckKeys({"name", "goal", "source", "target", "repetitions", "work", "guard"}));
+  ARBOR_TRY(s.CheckKeys(
+      {"name", "goal", "source", "target", "repetitions", "work", "guard", "min", "max", "fixed"}));
   ARBOR_TRY(s.Require("source", "\"json:PATH\" or \"regex:PATTERN\""));
   ARBOR_TRY(s.ReadNonEmptyString("name", &metric->name));
   std::string goal = "max";
@@ -156,6 +157,20 @@ Status ReadMetric(const Section& root, MetricSpec* metric) {
   ARBOR_TRY(s.ReadNumber("target", NumberRule::kAny, &metric->target));
   ARBOR_TRY(s.ReadInt("repetitions", 1, 1000, &metric->repetitions));
   ARBOR_TRY(s.ReadSource("work", &metric->work));
+  // The range of a correct reading: anything outside is bad output (docs/critic.md).
+  ARBOR_TRY(s.ReadNumber("min", NumberRule::kAny, &metric->min));
+  ARBOR_TRY(s.ReadNumber("max", NumberRule::kAny, &metric->max));
+  if (metric->min && metric->max && *metric->min >= *metric->max) {
+    return s.Invalid(*s.Get("max"), "metric.max", ": not above min; expected max > min");
+  }
+  if (const toml::node* node = s.Get("fixed")) {
+    std::string fixed;
+    ARBOR_TRY(s.ReadString("fixed", &fixed));
+    if (fixed != "work" && fixed != "duration") {
+      return s.Invalid(*node, "metric.fixed", "; expected \"work\" or \"duration\"");
+    }
+    metric->fixed = fixed == "work" ? BenchFixed::kWork : BenchFixed::kDuration;
+  }
   return ReadGuards(s, &metric->guards);
 }
 
@@ -201,8 +216,15 @@ Status ReadCritic(const Section& root, CriticSpec* critic) {
   if (table == nullptr) return {};
   Section s(root.file(), *table, "critic", "in [critic]");
   ARBOR_TRY(s.CheckKeys({"min_effect", "alpha", "max_cv", "circuit_breaker", "min_free_disk_mb",
-                         "constraints", "recheck"}));
+                         "constraints", "recheck", "trust_large_gains", "max_plausible_speedup"}));
   ARBOR_TRY(s.ReadBool("constraints", &critic->constraints));
+  ARBOR_TRY(s.ReadBool("trust_large_gains", &critic->trust_large_gains));
+  ARBOR_TRY(
+      s.ReadNumber("max_plausible_speedup", NumberRule::kPositive, &critic->max_plausible_speedup));
+  if (critic->max_plausible_speedup && *critic->max_plausible_speedup <= 1) {
+    return s.Invalid(*s.Get("max_plausible_speedup"), "critic.max_plausible_speedup",
+                     ": not above 1; expected the largest speedup you believe, e.g. 50");
+  }
   ARBOR_TRY(s.ReadBool("recheck", &critic->recheck));
   ARBOR_TRY(s.ReadNumber("min_effect", NumberRule::kNonNegative, &critic->min_effect));
   ARBOR_TRY(s.ReadNumber("min_free_disk_mb", NumberRule::kNonNegative, &critic->min_free_disk_mb));

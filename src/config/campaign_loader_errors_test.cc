@@ -47,7 +47,16 @@ const Row kRows[] = {
      "c.toml:7:2: unknown key 'serach' at the top level; did you mean 'search'?"},
     {"unknown_key_reported_in_file_order", kHead + "zeta = 1\nalpha = 2\n",
      "c.toml:7:1: unknown key 'zeta' in [metric]; expected one of: name, goal, source, target, "
-     "repetitions, work, guard"},
+     "repetitions, work, guard, min, max, fixed"},
+    {"metric_max_not_above_min", kHead + "min = 5\nmax = 5\n",
+     "c.toml:8:7: invalid metric.max 5: not above min; expected max > min"},
+    {"metric_fixed_unknown", kHead + "fixed = \"time\"\n",
+     "c.toml:7:9: invalid metric.fixed \"time\"; expected \"work\" or \"duration\""},
+    {"critic_max_plausible_not_above_one", kHead + "[critic]\nmax_plausible_speedup = 1\n",
+     "c.toml:8:25: invalid critic.max_plausible_speedup 1: not above 1; expected the largest "
+     "speedup you believe, e.g. 50"},
+    {"critic_trust_not_bool", kHead + "[critic]\ntrust_large_gains = \"yes\"\n",
+     "c.toml:8:21: expected true or false for critic.trust_large_gains, got string"},
     {"wrong_type_string", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\nbuild = 1\n",
      "c.toml:5:9: expected a string for target.build, got integer"},
     {"missing_campaign_table", "[target]\nbench = \"b\"\n",

@@ -77,6 +77,11 @@ TEST_F(CampaignLoaderTest, MinimalFileGetsEveryDefault) {
   EXPECT_TRUE(spec.search.reprofile);
   EXPECT_TRUE(spec.critic.constraints);
   EXPECT_TRUE(spec.critic.recheck);
+  EXPECT_FALSE(spec.critic.trust_large_gains);
+  EXPECT_FALSE(spec.critic.max_plausible_speedup);
+  EXPECT_FALSE(spec.metric.min);
+  EXPECT_FALSE(spec.metric.max);
+  EXPECT_EQ(spec.metric.fixed, BenchFixed::kWork);
   EXPECT_EQ(spec.kb.path, "");
   EXPECT_TRUE(spec.specialists.empty());
   EXPECT_TRUE(spec.actions.empty());
@@ -116,7 +121,7 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
 }
 
 TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
-  CampaignSpec spec = Parse(kMinimal +
+  CampaignSpec spec = Parse(kMinimal + "min = 0\nmax = 1e9\nfixed = \"duration\"\n" +
                             "[[metric.guard]]\nname = \"p99\"\nsource = \"json:lat.p99\"\n"
                             "max = 250\n"
                             "[[metric.guard]]\nname = \"rss\"\nsource = \"regex:rss=(\\\\d+)\"\n"
@@ -124,6 +129,7 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
                             "[accuracy]\nsource = \"json:acc\"\nmax_drop = 0\n"
                             "[critic]\nmin_effect = 0.02\nalpha = 0.1\nmax_cv = 0.2\n"
                             "circuit_breaker = 3\nconstraints = false\nrecheck = false\n"
+                            "trust_large_gains = true\nmax_plausible_speedup = 50\n"
                             "[kb]\npath = \"state/../kb.db\"\nworkload = \"w/1\"\n"
                             "[specialists.kernel]\nbackend = \"llm\"\nmodel = \"m\"\n"
                             "base_url = \"http://x/v1\"\napi_key_env = \"KEY\"\n"
@@ -140,6 +146,11 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
   EXPECT_EQ(spec.critic.circuit_breaker, 3);
   EXPECT_FALSE(spec.critic.constraints);
   EXPECT_FALSE(spec.critic.recheck);
+  EXPECT_TRUE(spec.critic.trust_large_gains);
+  EXPECT_EQ(*spec.critic.max_plausible_speedup, 50);
+  EXPECT_EQ(spec.metric.fixed, BenchFixed::kDuration);
+  EXPECT_EQ(*spec.metric.min, 0);
+  EXPECT_EQ(*spec.metric.max, 1e9);
   EXPECT_EQ(spec.kb.path, (dir_ / "kb.db").string());
   EXPECT_EQ(spec.kb.workload, "w/1");
   ASSERT_EQ(spec.specialists.size(), 2u);

@@ -47,6 +47,9 @@ source = "json:metric"        # bench's stdout or $ARBOR_OUT/metrics.json: "json
 # target = 900.0              # optional value to reach; it drives the gap term of the score
 repetitions = 5               # runs per arm, 1..1000; the Critic may ask for more
 # work = "json:work.items"    # optional work done per run; less than the baseline = inflation
+# min = 0.0                   # optional range of a correct reading (default: above 0);
+# max = 1e9                   # a value outside it is bad output, never a sample
+fixed = "work"                # "work" (N iterations) or "duration" (runs for a fixed time)
 
 # Secondary metrics that must hold (SLA / Pareto); one block each, with min, max or both.
 # [[metric.guard]]
@@ -73,6 +76,8 @@ min_effect = 0.01             # smallest relative gain worth keeping
 alpha = 0.05                  # significance of the keep test, in (0, 1)
 max_cv = 0.05                 # above this the benchmark is too noisy to gate: more repetitions
 circuit_breaker = 5           # consecutive crashes before rolling back / pausing a category
+trust_large_gains = false     # keep gains beyond the plausibility bound without evidence
+# max_plausible_speedup = 50  # the largest speedup you believe; replaces the computed bound
 
 [kb]
 # path = "~/.local/share/arbor/kb.db"  # default: $ARBOR_KB, else $XDG_DATA_HOME/arbor/kb.db

@@ -190,34 +190,4 @@ NoiseReport AssessNoise(const std::vector<double>& aa_samples, const CriticSpec&
   return r;
 }
 
-Plausibility PlausibilityCheck(double observed_speedup, double expected_gain_g,
-                               double speedup_prior) {
-  Plausibility p;
-  std::string basis;
-  if (speedup_prior > 1 && expected_gain_g > 0) {
-    const double share = expected_gain_g / (1 - 1 / speedup_prior);
-    if (share < 1 - 1e-9) {
-      p.bound = 1 / (1 - share);
-      basis = "Amdahl bound of a " + Fixed(share * 100, 1) + "% share";
-    } else {
-      p.bound = speedup_prior;
-      basis = "prior speedup on the whole program";
-    }
-  } else if (speedup_prior > 1) {
-    p.bound = speedup_prior;
-    basis = "prior speedup (share unknown)";
-  } else {
-    p.bound = kNoPriorMaxSpeedup;
-    basis = "no usable prior";
-  }
-  const double limit = 1 + kPlausibilityMargin * (p.bound - 1);
-  p.implausible = observed_speedup > limit;
-  p.message = std::string(p.implausible ? "implausible" : "plausible") + ": speedup " +
-              Fixed(observed_speedup, 3) + (p.implausible ? " > " : " ≤ ") + Fixed(limit, 3) +
-              " (" + basis + " " + Fixed(p.bound, 3) + ", gain margin ×" +
-              FormatDouble(kPlausibilityMargin) + ")";
-  if (p.implausible) p.message += "; confirm with a fresh interleaved run before keeping";
-  return p;
-}
-
 }  // namespace arbor

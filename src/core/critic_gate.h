@@ -12,7 +12,7 @@
 // last round the gate always decides, so the cap is the gate's own: a caller that honours
 // every "more" needs no cap of its own. Judging one round twice spends its α twice: don't.
 //
-// Also here: the A/A noise pre-flight and the plausibility check of a win.
+// Also here: the A/A noise pre-flight. The plausibility of a win is core/plausibility.h.
 #pragma once
 
 #include <string>
@@ -78,22 +78,5 @@ struct NoiseReport {
 // min(kRepetitionCapFactor × repetitions, what `budget` allows), never below `repetitions`.
 NoiseReport AssessNoise(const std::vector<double>& aa_samples, const CriticSpec& critic,
                         int repetitions, const NoiseBudget& budget = {});
-
-// ---- Plausibility ----------------------------------------------------------------------------
-inline constexpr double kPlausibilityMargin = 3.0;  // × the largest plausible gain
-inline constexpr double kNoPriorMaxSpeedup = 2.0;   // without a usable prior
-
-struct Plausibility {
-  bool implausible = false;
-  double bound = 0;     // largest speedup the prior and profile make plausible (before margin)
-  std::string message;  // why, for the event and the confirmation demand
-};
-// `observed_speedup`: goal-aware ratio (Verdict::speedup, > 1 better). `expected_gain_g`: the
-// action's Amdahl gain g = share·(1 − 1/speedup_prior), as scored. The target's share follows
-// from g and the prior; its Amdahl bound is 1/(1 − share) (the target taking no time at all).
-// When the share is unknown or the whole program, the bound is the prior speedup itself.
-// Implausible when the observed gain exceeds kPlausibilityMargin × (bound − 1).
-Plausibility PlausibilityCheck(double observed_speedup, double expected_gain_g,
-                               double speedup_prior);
 
 }  // namespace arbor

@@ -224,23 +224,6 @@ TEST(AssessNoiseTest, TheTimeBudgetCapsTheRepetitions) {
   EXPECT_EQ(r.recommended_repetitions, 5);
 }
 
-TEST(PlausibilityTest, AmdahlBoundWithAWideMargin) {
-  // Share 20% sped up 2×: g = 0.1, bound 1/(1 − 0.2) = 1.25, limit 1 + 3·0.25 = 1.75.
-  Plausibility p = PlausibilityCheck(1.3, 0.1, 2.0);
-  EXPECT_FALSE(p.implausible) << p.message;
-  EXPECT_NEAR(p.bound, 1.25, 1e-12);
-  p = PlausibilityCheck(1.8, 0.1, 2.0);
-  EXPECT_TRUE(p.implausible);
-  EXPECT_NE(p.message.find("confirm"), std::string::npos) << p.message;
-  // Whole program (g = 1 − 1/prior): bound is the prior, 1.1 → limit 1.3.
-  EXPECT_FALSE(PlausibilityCheck(1.25, 1 - 1 / 1.1, 1.1).implausible);
-  EXPECT_TRUE(PlausibilityCheck(1.35, 1 - 1 / 1.1, 1.1).implausible);
-  // Unknown share: the prior; no prior at all: 2× → limit 4.
-  EXPECT_TRUE(PlausibilityCheck(1.35, 0, 1.1).implausible);
-  EXPECT_FALSE(PlausibilityCheck(3.9, 0, 1.0).implausible);
-  EXPECT_TRUE(PlausibilityCheck(4.1, 0, 1.0).implausible);
-}
-
 // ---- Monte-Carlo proof of the required figures (docs/critic.md) -----------------------------
 
 struct Rates {

@@ -44,7 +44,8 @@ double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+  // Halves first: (1e308 + 1e308) / 2 would overflow to inf, and a broken benchmark prints that.
+  return v.size() % 2 == 1 ? v[mid] : v[mid - 1] / 2 + v[mid] / 2;
 }
 
 std::string SignedPercent(double fraction) {

@@ -8,6 +8,7 @@
 
 #include "core/critic_gate.h"
 #include "core/orchestrator.h"
+#include "core/plausibility.h"
 #include "core/statistics.h"
 #include "util/strings.h"
 
@@ -19,6 +20,11 @@ std::string Percent(double f) { return (f >= 0 ? "+" : "") + FormatDouble(f * 10
 void AddFlag(Node* node, const std::string& flag) {
   auto& flags = node->critic.flags;
   if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+}
+
+bool HasFlag(const Node& node, const std::string& flag) {
+  const auto& flags = node.critic.flags;
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
 }  // namespace
@@ -135,6 +141,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
       return std::optional<Sample>();
     }
     Sample s{node->id, is_base ? base_arm : cand_arm, rep, *m.value, m.extra};
+    // The command's duration: the wall-time witness of an anomaly (core/plausibility.h).
+    if (m.step.duration_s > 0) s.extra["wall_s"] = m.step.duration_s;
     if (keep) ARBOR_TRY(Save(*node, {}, {s}));
     return std::optional<Sample>(s);
   };
@@ -193,6 +201,14 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   if (!all.ok()) return all.error();
   std::vector<Sample> base = SamplesOfArm(*all, "base");
   std::vector<Sample> cand = SamplesOfArm(*all, "cand");
+  // An incumbent that now measures an order of magnitude off its kept value was an anomaly:
+  // this verdict, and every one since it was kept, compared against a broken number.
+  const Node* parent = tree_.Find(node->parent);
+  const double base_now = Median(SampleValues(base));
+  if (parent->id != kRootId && parent->outcome == Outcome::kKept && parent->metric &&
+      DisagreesByOrders(*parent->metric, base_now)) {
+    return UnkeepAnomalousIncumbent(parent->id, base_now, node);
+  }
   node->metric = Median(SampleValues(cand));
   node->gain = v.gain;
   node->critic.p_value = v.p_value;
@@ -205,7 +221,6 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   }
   // Drift: the incumbent measured now vs when it was kept. Interleaving protects the verdict;
   // the drift is recorded so the user knows the machine moved.
-  const Node* parent = tree_.Find(node->parent);
   std::vector<Event> events;
   if (parent->metric && *parent->metric != 0) {
     double drift = Median(SampleValues(base)) / *parent->metric - 1;
@@ -245,30 +260,71 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   }
   node->step = Step::kDecide;
   events.push_back(MakeEvent(node->id, "measured", message));
-  const ActionSpec* action = catalog_.FindAction(node->action_id);
-  Plausibility p = PlausibilityCheck(v.speedup, node->score.g, action ? action->speedup : 1);
-  if (p.implausible) {
-    AddFlag(node, "implausible");
-    events.push_back(
-        MakeEvent(node->id, "anomaly", p.message + "; confirming with twice the runs"));
+  // A win beyond what could explain it is an anomaly: Confirm() re-runs the check and the
+  // benchmark and keeps it only with evidence (core/plausibility.h).
+  Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
+                                      spec_, v.speedup);
+  if (p.anomaly) {
+    AddFlag(node, "anomaly");
+    events.push_back(MakeEvent(node->id, "anomaly",
+                               p.message + "; median " + FormatDouble(v.candidate_median) + " vs " +
+                                   FormatDouble(v.parent_median) +
+                                   "; re-running the check and the benchmark"));
   }
   return Save(*node, std::move(events));
 }
 
 Status Orchestrator::Confirm(Node* node) {
-  bool implausible = std::find(node->critic.flags.begin(), node->critic.flags.end(),
-                               "implausible") != node->critic.flags.end();
+  const bool anomaly = HasFlag(*node, "anomaly");
+  if (anomaly) {  // a broken state can print a broken number: its check runs once more
+    bool failed = false;
+    ARBOR_TRY(EnsureBuilt(node, &failed));
+    if (failed) return {};
+    Measurement m = ports_.target->Check(Context(*node, "check-anomaly"));
+    node->cost_s += m.step.duration_s;
+    if (!m.step.ok()) {
+      node->critic.rca = "anomaly";
+      return Finish(node, Outcome::kReverted,
+                    "anomaly: the check failed when re-run (" + DescribeStep(m.step) +
+                        "): the implausible gain came with a broken state",
+                    "reverted");
+    }
+  }
   Verdict v;
   auto decided = MeasureUntilDecided(node, "confirm-base", "confirm-cand",
-                                     RepetitionsFor(*node) * (implausible ? 2 : 1), &v);
+                                     RepetitionsFor(*node) * (anomaly ? 2 : 1), &v);
   if (!decided.ok()) return decided.error();
   if (!*decided) return {};
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
+  const std::vector<Sample> base = SamplesOfArm(*all, "confirm-base");
+  const std::vector<Sample> cand = SamplesOfArm(*all, "confirm-cand");
+  const Node* parent = tree_.Find(node->parent);
+  const double base_now = Median(SampleValues(base));
+  if (parent->id != kRootId && parent->outcome == Outcome::kKept && parent->metric &&
+      DisagreesByOrders(*parent->metric, base_now)) {
+    return UnkeepAnomalousIncumbent(parent->id, base_now, node);
+  }
   if (v.decision != "keep") {
-    node->critic.rca = "not_confirmed";
-    return Finish(node, Outcome::kReverted, "not confirmed by a fresh A/B run: " + v.reason,
+    node->critic.rca = anomaly ? "anomaly" : "not_confirmed";
+    return Finish(node, Outcome::kReverted,
+                  std::string(anomaly ? "anomaly: not reproduced by" : "not confirmed by") +
+                      " a fresh A/B run: " + v.reason,
                   "reverted");
+  }
+  if (anomaly) {
+    const double first =
+        ArmSpeedup(SamplesOfArm(*all, "base"), SamplesOfArm(*all, "cand"), spec_.metric.goal);
+    Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
+                                        spec_, v.speedup);
+    AnomalyVerdict av = JudgeRerun(p, first, v.speedup, base, cand, spec_);
+    Event e = MakeEvent(node->id, "anomaly", av.reason);
+    if (!av.keep) {
+      node->critic.rca = "anomaly";
+      ARBOR_TRY(Save(*node, {e}));
+      return Finish(node, Outcome::kReverted, "anomaly: " + av.reason, "reverted");
+    }
+    ARBOR_TRY(Save(*node, {e}));
   }
   // Reported figures come from the confirmation run.
   node->metric = Median(SampleValues(SamplesOfArm(*all, "confirm-cand")));
@@ -349,6 +405,12 @@ Status Orchestrator::ConfirmFinal() {
   }
   std::vector<double> b = SampleValues(base);
   std::vector<double> c = SampleValues(cand);
+  // The best re-measured an order of magnitude off its kept value: it was an anomaly, and the
+  // campaign's result is the state before it (which gets its own final confirmation).
+  if (best.metric && DisagreesByOrders(*best.metric, Median(c))) {
+    ARBOR_TRY(UnkeepAnomalousIncumbent(best.id, Median(c), nullptr));
+    return ConfirmFinal();
+  }
   Rng rng(spec_.seed * 2654435761ULL + static_cast<uint64_t>(best.id));
   Interval ci = BootstrapMedianRatioCI(b, c, 0.95, 2000, rng);
   double ratio = Median(c) / Median(b);

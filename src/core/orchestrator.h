@@ -123,6 +123,10 @@ class Orchestrator {
   // fails too, un-keeps the kept path below the nearest state whose check passes twice and
   // finishes `node` without blaming it (src/core/recheck.cc). `handled`: `node` was finished.
   Status RecheckIncumbent(Node* node, const StepResult& failure, bool* handled);
+  // The incumbent re-measured at `now`, an order of magnitude from the value it was kept at:
+  // un-keeps it, moves the branch back to its parent and re-queues there what was measured
+  // on top of it, `node` (the candidate being measured, or nullptr) included (unkeep.cc).
+  Status UnkeepAnomalousIncumbent(NodeId incumbent, double now, Node* node);
   // When nothing is left to try and budget is: re-queues ideas the path changed under since
   // they were reverted ([search] revisit; src/core/requeue.cc). True when any was re-queued.
   Result<bool> RevisitWhenExhausted();

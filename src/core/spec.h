@@ -22,6 +22,12 @@ struct MetricSource {
 
 enum class Goal { kMax, kMin };
 
+// What a benchmark run holds fixed ([metric] fixed). A fixed-work run (N iterations, one
+// request set) takes less wall time when it gets faster, so its command's duration witnesses
+// a claimed gain; a fixed-duration run (run for 10 s, count operations) takes the same time
+// whatever it does, so its duration says nothing (docs/critic.md, "Plausibility").
+enum class BenchFixed { kWork, kDuration };
+
 struct Guard {  // a secondary metric that must hold (SLA / Pareto)
   std::string name;
   MetricSource source;
@@ -54,6 +60,11 @@ struct MetricSpec {
   int repetitions = 5;
   std::optional<MetricSource> work;
   std::vector<Guard> guards;
+  // The range a correct reading can take ([metric] min/max). Outside it, and whatever the
+  // range for a non-finite or negative value, a run's reading is bad output, never a sample.
+  std::optional<double> min;
+  std::optional<double> max;
+  BenchFixed fixed = BenchFixed::kWork;
 };
 
 struct AccuracySpec {
@@ -96,6 +107,11 @@ struct CriticSpec {
   // the incumbent was kept on a check that passed by chance (flaky) and is un-kept, and the
   // candidate is not blamed (docs/critic.md).
   bool recheck = true;
+  // A confirmed gain beyond the plausibility bound (an anomaly) is kept only with evidence
+  // (docs/critic.md, "Plausibility"): true trusts such gains and keeps them after the re-runs.
+  bool trust_large_gains = false;
+  // The largest speedup the user declares plausible; replaces the computed bound when set.
+  std::optional<double> max_plausible_speedup;
 };
 
 struct KbSpec {

@@ -1,5 +1,6 @@
 #include "formats/metrics.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <exception>
@@ -94,6 +95,27 @@ bool LooksLikeObject(std::string_view line) {
   return line.size() >= 2 && line.front() == '{' && line.back() == '}';
 }
 
+// The first bare non-finite number in JSON-like text (`Infinity` from Python's json.dumps,
+// `inf`/`nan` from printf), or "": JSON cannot hold one, so such a document does not parse,
+// and the user should hear why rather than "no JSON object".
+std::string NonFiniteLiteral(std::string_view text) {
+  static constexpr std::string_view kWords[] = {"Infinity", "NaN", "inf", "nan", "INF", "NAN"};
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != ':' && text[i] != '[' && text[i] != ',') continue;
+    size_t j = i + 1;
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+    size_t start = j;
+    if (j < text.size() && (text[j] == '-' || text[j] == '+')) ++j;
+    for (std::string_view w : kWords) {
+      if (text.substr(j, w.size()) != w) continue;
+      size_t end = j + w.size();
+      if (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end]))) continue;
+      return std::string(text.substr(start, end - start));
+    }
+  }
+  return "";
+}
+
 // The value at `path` in `doc`, or why it is not there (without the metric prefix).
 struct Lookup {
   const Json* value = nullptr;
@@ -180,7 +202,16 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
     return r.FromJson(*l.value, src.expr);
   };
 
+  auto non_finite = [&](std::string_view text, const std::string& where) -> std::optional<Error> {
+    std::string literal = NonFiniteLiteral(text);
+    if (literal.empty()) return std::nullopt;
+    return r.Fail("the JSON " + where + " holds a non-finite number (" + literal +
+                  "), which is not a reading");
+  };
   if (!TrimView(metrics_file_text).empty()) {
+    if (!TryParse(metrics_file_text)) {
+      if (auto e = non_finite(metrics_file_text, "in $ARBOR_OUT/metrics.json")) return *e;
+    }
     try {
       return from_doc(Json::parse(metrics_file_text.begin(), metrics_file_text.end()),
                       " in $ARBOR_OUT/metrics.json");
@@ -202,11 +233,13 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
   // Logs around the JSON: the last line that is an object in which the path resolves.
   std::optional<Json> found;
   std::optional<Lookup> last_miss;
+  std::optional<Error> broken;  // the last object line that holds Infinity or NaN
   int objects = 0;
   ForEachLineBackward(output, [&](std::string_view line) {
     line = TrimView(line);
     if (!LooksLikeObject(line)) return false;
     std::optional<Json> doc = TryParse(line);
+    if (!doc && !broken) broken = non_finite(line, "line of the output");
     if (!doc || !doc->is_object()) return false;
     ++objects;
     Lookup l = Resolve(*doc, path);
@@ -218,6 +251,10 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
     return true;
   });
   if (found) return from_doc(*found, "");
+  if (broken) return *broken;
+  if (!trimmed.empty() && (trimmed.front() == '{' || trimmed.front() == '[')) {
+    if (auto e = non_finite(trimmed, "document of the output")) return *e;
+  }
   if (objects == 0) {
     return r.Fail("no JSON object in the output (" + std::to_string(output.size()) + " bytes)");
   }
@@ -361,6 +398,35 @@ Result<double> ExtractMetric(const MetricSource& src, std::string_view output,
                              std::string_view metrics_file_text) {
   if (src.kind == MetricSource::Kind::kRegex) return ExtractRegex(src, output);
   return ExtractJson(src, output, metrics_file_text);
+}
+
+Status CheckMetricValue(const MetricSpec& metric, double value) {
+  MetricReader r(metric.source);
+  const std::string v = "value " + FormatDouble(value);
+  if (!std::isfinite(value)) return r.Fail(v + " is not finite");
+  if (metric.max && value > *metric.max) {
+    return r.Fail(v + " is above [metric] max " + FormatDouble(*metric.max));
+  }
+  if (metric.min) {
+    if (value < *metric.min) {
+      return r.Fail(v + " is below [metric] min " + FormatDouble(*metric.min));
+    }
+  } else if (value < 0) {
+    return r.Fail(v + " is negative: no throughput or time is (set [metric] min if yours can be)");
+  } else if (value == 0) {
+    return r.Fail(v +
+                  " is zero: a time of 0 is a timer that read nothing, a rate of 0 a run "
+                  "that did nothing (set [metric] min = 0 if yours can be)");
+  }
+  return {};
+}
+
+Status CheckWorkValue(const MetricSource& work, double value) {
+  MetricReader r(work);
+  if (!std::isfinite(value) || value < 0) {
+    return r.Fail("work " + FormatDouble(value) + " is not a finite, non-negative amount");
+  }
+  return {};
 }
 
 Result<Profile> ParseProfile(std::string_view text) {

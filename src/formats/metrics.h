@@ -30,6 +30,15 @@ namespace arbor {
 Result<double> ExtractMetric(const MetricSource& src, std::string_view output,
                              std::string_view metrics_file_text);
 
+// Whether `value`, read from `metric`'s source, can be a correct reading of a throughput or a
+// time: finite, within [metric] min/max when declared, and above 0 unless a declared min says
+// otherwise (a time of 0 is a timer that read nothing, a negative rate a broken counter).
+// The error, "metric SOURCE: value V ...", names the rule broken; the caller makes the run
+// bad output, so the value never becomes a sample.
+Status CheckMetricValue(const MetricSpec& metric, double value);
+// The same for the `work` reading: finite and not negative.
+Status CheckWorkValue(const MetricSource& work, double value);
+
 inline constexpr size_t kRegexWindowBytes = size_t{1} << 20;
 inline constexpr size_t kRegexMaxLineBytes = 4096;
 

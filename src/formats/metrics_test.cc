@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,22 @@ TEST(ExtractMetricTest, Table) {
        "metric json:tok_per_s: key 'tok_per_s' not found at the top level in "
        "$ARBOR_OUT/metrics.json (did you mean 'tok_per_sec'?)"},
       {"huge number in json", Json("v"), R"({"v": 1e308, "w": 2})", "", 1e308, ""},
+      {"Infinity on a JSON line", Json("ops"), "warming up\n{\"ops\": Infinity}\n", "", 0,
+       "metric json:ops: the JSON line of the output holds a non-finite number (Infinity), "
+       "which is not a reading"},
+      {"printf nan on a JSON line", Json("ops"), "{\"ops\": -nan, \"n\": 3}\n", "", 0,
+       "metric json:ops: the JSON line of the output holds a non-finite number (-nan), which is "
+       "not a reading"},
+      {"NaN in a pretty-printed document", Json("ops"), "{\n  \"ops\": NaN\n}\n", "", 0,
+       "metric json:ops: the JSON document of the output holds a non-finite number (NaN), which "
+       "is not a reading"},
+      {"Infinity in metrics.json", Json("ops"), "", "{\"ops\": Infinity}", 0,
+       "metric json:ops: the JSON in $ARBOR_OUT/metrics.json holds a non-finite number "
+       "(Infinity), which is not a reading"},
+      {"a good line wins over a broken one", Json("ops"), "{\"ops\": 5}\n{\"x\": inf}\n", "", 5,
+       ""},
+      {"a word that starts like inf is no literal", Json("v"), "{\"v\": info}\n", "", 0,
+       "metric json:v: no JSON object in the output (12 bytes)"},
       {"regex last match", Regex("tok/s: ([0-9.]+)"),
        "tok/s: 1.0\nwarmup\ntok/s: 2.0 tok/s: 2.5\nbye\n", "", 2.5, ""},
       {"regex without a group uses the match", Regex("[0-9]+\\.[0-9]+"), "took 3.25 s", "", 3.25,
@@ -277,6 +295,38 @@ TEST(ParseProfileTest, Table) {
       EXPECT_EQ(p.error().message, c.error);
     }
   }
+}
+
+TEST(CheckMetricValueTest, ReadingsNoBenchmarkPrintsAreBadOutput) {
+  MetricSpec metric;
+  metric.source = Json("ops");
+  EXPECT_TRUE(CheckMetricValue(metric, 812.5).ok());
+  EXPECT_TRUE(CheckMetricValue(metric, 1e308).ok());  // finite: the plausibility bound's job
+  auto message = [&](double v) {
+    Status s = CheckMetricValue(metric, v);
+    return s.ok() ? std::string("ok") : s.error().message;
+  };
+  EXPECT_EQ(message(-5),
+            "metric json:ops: value -5 is negative: no throughput or time is (set [metric] min "
+            "if yours can be)");
+  EXPECT_EQ(message(0).rfind("metric json:ops: value 0 is zero: a time of 0 is a timer", 0), 0u)
+      << message(0);
+  EXPECT_EQ(message(std::numeric_limits<double>::infinity()),
+            "metric json:ops: value inf is not finite");
+  EXPECT_EQ(message(std::nan("")), "metric json:ops: value nan is not finite");
+  metric.max = 1e6;
+  EXPECT_EQ(message(1e11), "metric json:ops: value 1e+11 is above [metric] max 1e+06");
+  metric.min = -10;  // the user's range replaces the positivity rule
+  EXPECT_EQ(message(-5), "ok");
+  EXPECT_EQ(message(0), "ok");
+  EXPECT_EQ(message(-11), "metric json:ops: value -11 is below [metric] min -10");
+}
+
+TEST(CheckMetricValueTest, WorkIsFiniteAndNotNegative) {
+  EXPECT_TRUE(CheckWorkValue(Json("work"), 0).ok());
+  EXPECT_TRUE(CheckWorkValue(Json("work"), 1000).ok());
+  EXPECT_EQ(CheckWorkValue(Json("work"), -1).error().message,
+            "metric json:work: work -1 is not a finite, non-negative amount");
 }
 
 }  // namespace

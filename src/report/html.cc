@@ -210,6 +210,30 @@ std::string KeptSection(const ReportInput& in) {
   return out + "</section>";
 }
 
+std::string AnomaliesSection(const ReportInput& in) {
+  nlohmann::json anomalies = AnomaliesJson(in.view.nodes);
+  std::string out = "<section id=\"anomalies\"><h2>Anomalies</h2>";
+  if (anomalies.empty()) {
+    return out + "<p class=\"muted\">None: every gain was within its plausibility bound.</p>" +
+           "</section>";
+  }
+  out +=
+      "<p class=\"muted\">Gains beyond what the profile, the prior and the knowledge base "
+      "explain, and incumbents un-kept when re-measured an order of magnitude off "
+      "(docs/critic.md).</p><table><tr><th>node</th><th>action</th><th>outcome</th>"
+      "<th>diagnosis</th></tr>";
+  for (const auto& a : anomalies) {
+    std::string id = std::to_string(a["node"].get<int64_t>());
+    std::string outcome = a["outcome"].get<std::string>();
+    out += "<tr class=\"anomaly-row\" data-node=\"" + id + "\"><td><a href=\"#node-" + id + "\">#" +
+           id + "</a></td><td>" + Esc(a["action"].get<std::string>()) +
+           "</td><td><span class=\"badge o-" + outcome + "\">" + outcome +
+           (a["unkept"].get<bool>() ? " (un-kept)" : "") + "</span></td><td>" +
+           Esc(a["diagnosis"].get<std::string>()) + "</td></tr>";
+  }
+  return out + "</table></section>";
+}
+
 std::string NoiseSection(const ReportInput& in) {
   nlohmann::json noise = NoiseJson(in.view.meta, in.min_effect);
   std::string out = "<section id=\"noise\"><h2>Noise</h2>";
@@ -294,7 +318,8 @@ std::string ReportHtml(const ReportInput& in) {
   if (in.live) out += "<div id=\"live\" style=\"padding:4px 20px\">live: connecting…</div>";
   out += Header(in) + "\n<main id=\"report\">\n";
   out += TreeSection(in) + "\n" + CurveSection(in) + "\n" + FunnelSection(in) + "\n";
-  out += KeptSection(in) + "\n" + NoiseSection(in) + "\n" + NodesSection(in) + "\n";
+  out += KeptSection(in) + "\n" + AnomaliesSection(in) + "\n" + NoiseSection(in) + "\n";
+  out += NodesSection(in) + "\n";
   out += "</main>\n<footer class=\"muted\">" + Esc(in.generated) + "</footer>\n";
   if (in.live) out += std::string("<script>") + kLiveScript + "</script>\n";
   out += "</body></html>\n";

@@ -220,4 +220,26 @@ nlohmann::json TreePageJson(const std::vector<Node>& nodes, size_t offset, size_
   return {{"total", total}, {"offset", offset}, {"limit", limit}, {"nodes", std::move(list)}};
 }
 
+nlohmann::json AnomaliesJson(const std::vector<Node>& nodes) {
+  auto has = [](const Node& n, const char* flag) {
+    return std::find(n.critic.flags.begin(), n.critic.flags.end(), flag) != n.critic.flags.end();
+  };
+  std::vector<const Node*> found;
+  for (const Node& n : nodes) {
+    if (has(n, "anomaly")) found.push_back(&n);
+  }
+  std::sort(found.begin(), found.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+  nlohmann::json out = nlohmann::json::array();
+  for (const Node* n : found) {
+    out.push_back({{"node", n->id},
+                   {"parent", n->parent},
+                   {"action", n->CandidateKey()},
+                   {"outcome", std::string(OutcomeName(n->outcome))},
+                   {"rca", n->critic.rca},
+                   {"unkept", has(*n, "unkept")},
+                   {"diagnosis", n->diagnosis}});
+  }
+  return out;
+}
+
 }  // namespace arbor

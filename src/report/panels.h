@@ -58,6 +58,11 @@ class FunnelBuilder {
 // "category", "metric", "gain", "ci_low", "ci_high", "confirmed", "cost_s", "commit"}]}.
 nlohmann::json KeptPathJson(const std::vector<Node>& nodes);
 
+// Nodes the Critic found an anomaly on (flag "anomaly": a gain beyond the plausibility bound,
+// or an incumbent un-kept when re-measured an order of magnitude off; docs/critic.md), by id:
+// [{"node", "parent", "action", "outcome", "rca", "unkept", "diagnosis"}].
+nlohmann::json AnomaliesJson(const std::vector<Node>& nodes);
+
 // The noise pre-flight: {"cv", "mde", "repetitions", "min_effect"}; null values before the
 // pre-flight ran (repetitions 0).
 nlohmann::json NoiseJson(const CampaignMeta& meta, double min_effect);

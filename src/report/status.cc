@@ -6,6 +6,7 @@
 
 #include "core/moves.h"
 #include "report/format.h"
+#include "report/panels.h"
 #include "report/tree_index.h"
 #include "report/views.h"
 #include "util/duration.h"
@@ -160,6 +161,7 @@ nlohmann::json StatusJson(const CampaignView& view) {
       {"best", best},
       {"elapsed_s", view.meta.elapsed_s},
       {"budget", {{"max_nodes", view.max_nodes}, {"max_time_s", view.max_time_s}}},
+      {"anomalies", AnomaliesJson(view.nodes)},
       {"llm",
        {{"prompt_tokens", view.meta.llm_prompt_tokens},
         {"completion_tokens", view.meta.llm_completion_tokens},
@@ -241,6 +243,15 @@ std::string StatusText(const CampaignView& view) {
   std::vector<std::string> keys;
   for (const Node* n : s.path) keys.push_back(n == s.root ? "baseline" : n->CandidateKey());
   out += "path      " + (keys.empty() ? std::string("-") : Join(keys, " → ")) + "\n";
+  nlohmann::json anomalies = AnomaliesJson(view.nodes);
+  if (!anomalies.empty()) {
+    out += "anomalies " + std::to_string(anomalies.size()) + " (gains no benchmark explains):\n";
+    for (const auto& a : anomalies) {
+      out += "  #" + std::to_string(a["node"].get<int64_t>()) + " " +
+             a["action"].get<std::string>() + " " + a["outcome"].get<std::string>() + ": " +
+             report::Shorten(a["diagnosis"].get<std::string>(), 110) + "\n";
+    }
+  }
   return out + NoiseText(view) + MovesText(view) + JobsText(view);
 }
 

@@ -35,6 +35,7 @@ TEST(StatusJsonTest, ExactShape) {
       "baseline": {"metric": "ops_per_s", "value": 1000.0},
       "best": {"node": 4, "value": 1800.0, "speedup": 1.8, "ci_low": null, "ci_high": null},
       "elapsed_s": 12.5, "budget": {"max_nodes": 60, "max_time_s": 7200.0},
+      "anomalies": [],
       "llm": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0},
       "moves": {"introspect": 0, "carry": 0, "prerequisite": 0, "revisit": 0, "retune": 0,
                 "remeasure": 0, "retry": 0}})");
@@ -57,6 +58,26 @@ TEST(StatusJsonTest, MovesAndNoiseAreCounted) {
   std::string text = StatusText(view);
   EXPECT_NE(text.find("moves     re-queued 1 revisit, 2 retune\n"), std::string::npos) << text;
   EXPECT_NE(text.find("12 repetitions per arm"), std::string::npos) << text;
+}
+
+TEST(StatusJsonTest, AnomaliesAreListedWithTheirDiagnosis) {
+  CampaignView view = SampleView();
+  Node& n = view.nodes[2];
+  n.outcome = Outcome::kReverted;
+  n.critic.flags = {"anomaly"};
+  n.critic.rca = "anomaly";
+  n.diagnosis = "anomaly: re-run: check passed, the metric claims ×1e+306";
+  nlohmann::json a = StatusJson(view)["anomalies"];
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0]["node"], n.id);
+  EXPECT_EQ(a[0]["rca"], "anomaly");
+  EXPECT_EQ(a[0]["outcome"], "reverted");
+  EXPECT_EQ(a[0]["unkept"], false);
+  EXPECT_EQ(a[0]["diagnosis"], n.diagnosis);
+  std::string text = StatusText(view);
+  EXPECT_NE(text.find("anomalies 1 (gains no benchmark explains):\n  #" + std::to_string(n.id)),
+            std::string::npos)
+      << text;
 }
 
 TEST(StatusJsonTest, SpeedupForMinGoal) {
