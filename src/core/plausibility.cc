@@ -94,9 +94,24 @@ AnomalyVerdict JudgeAnomaly(double observed_speedup, const Plausibility& p,
     v.reason = claim + "; kept: the work metric held (" + Times(*e.work_ratio) + ")";
     return v;
   }
+  const bool reproduced = !e.work_ratio && e.first_speedup && *e.first_speedup > 0 &&
+                          observed_speedup > 0 &&
+                          std::max(*e.first_speedup, observed_speedup) /
+                                  std::min(*e.first_speedup, observed_speedup) <=
+                              kReproducedAgreement;
+  if (reproduced && observed_speedup <= kReproducibleBeyondBound * p.bound) {
+    v.keep = true;
+    v.reason = claim + "; kept: a fresh run with twice the repetitions reproduced it (" +
+               Times(*e.first_speedup) + " then " + Times(observed_speedup) +
+               "), within ×" + FormatDouble(kReproducibleBeyondBound) +
+               " of the bound: the prior was too low";
+    return v;
+  }
   v.reason = claim + "; not kept without evidence (" +
              (e.work_ratio ? "the work metric fell to " + Times(*e.work_ratio)
-                           : std::string("no [metric] work declared")) +
+              : reproduced ? "reproduced, but more than ×" +
+                                 FormatDouble(kReproducibleBeyondBound) + " beyond the bound"
+                           : std::string("not reproduced, no [metric] work declared")) +
              "): if the gain is real, declare [metric] work, raise the action's speedup prior, "
              "set [critic] max_plausible_speedup or [critic] trust_large_gains";
   return v;
@@ -172,6 +187,7 @@ AnomalyVerdict JudgeRerun(const Plausibility& p, double first, double confirmed,
   e.trust_large_gains = spec.critic.trust_large_gains;
   e.fixed = spec.metric.fixed;
   if (spec.metric.work) e.work_ratio = Ratio(ExtraMedian(cand, "work"), ExtraMedian(base, "work"));
+  e.first_speedup = first;
   const std::optional<double> base_wall = ExtraMedian(base, "wall_s");
   if (base_wall && *base_wall >= kWallWitnessMinSeconds) {
     e.wall_ratio = Ratio(base_wall, ExtraMedian(cand, "wall_s"));

@@ -36,6 +36,13 @@ inline constexpr double kWallWitnessMinSeconds = 0.1;
 inline constexpr double kWorkHeld = 0.99;  // the work metric held: within 1% of the base's
 // An incumbent re-measured this many times off (either way) from its kept value was an anomaly.
 inline constexpr double kUnkeepFactor = 10.0;
+// An anomaly that a fresh run with twice the repetitions reproduces (its speedup within
+// kReproducedAgreement of the first A/B's, either way) is kept when its speedup is within
+// kReproducibleBeyondBound × the bound: priors are guesses and real surprises happen (a ×3
+// from a flag whose prior said ×1.1); orders of magnitude beyond (1e308, a timer that read
+// ~0 s) need the evidence of work, the user's bound or trust.
+inline constexpr double kReproducedAgreement = 1.25;
+inline constexpr double kReproducibleBeyondBound = 10.0;
 
 struct PlausibilityInput {
   double observed_speedup = 1;             // goal-aware median ratio (Verdict::speedup, > 1 better)
@@ -62,6 +69,7 @@ struct AnomalyEvidence {
   std::optional<double> work_ratio;  // candidate / incumbent median `work` (when declared)
   std::optional<double> wall_ratio;  // incumbent / candidate median command duration
   BenchFixed fixed = BenchFixed::kWork;
+  std::optional<double> first_speedup;  // the A/B's that raised it (the fresh run is observed)
 };
 
 struct AnomalyVerdict {
@@ -70,7 +78,9 @@ struct AnomalyVerdict {
 };
 // Rules, in order: trust_large_gains keeps; for a fixed-work benchmark, a command duration
 // that did not drop by kWallWitnessMinChange marks the metric broken (not kept); a declared
-// work metric that held (≥ kWorkHeld of the incumbent's) keeps; anything else is not kept.
+// work metric that held (≥ kWorkHeld of the incumbent's) keeps, one that fell does not; a gain
+// the fresh run reproduced within kReproducibleBeyondBound × the bound keeps; anything else is
+// not kept.
 AnomalyVerdict JudgeAnomaly(double observed_speedup, const Plausibility& p,
                             const AnomalyEvidence& e);
 

@@ -84,6 +84,11 @@ TEST(PlausibilityTest, AnAnomalyIsKeptOnlyWithEvidence) {
   AnomalyVerdict v = JudgeAnomaly(1e9, p, e);
   EXPECT_FALSE(v.keep);
   EXPECT_NE(v.reason.find("no [metric] work declared"), std::string::npos) << v.reason;
+  e.first_speedup = 1e9;  // reproduced, but orders of magnitude beyond the bound
+  v = JudgeAnomaly(1e9, p, e);
+  EXPECT_FALSE(v.keep);
+  EXPECT_NE(v.reason.find("reproduced, but more than"), std::string::npos) << v.reason;
+  e.first_speedup.reset();
   e.work_ratio = 0.5;  // the benchmark did half the work
   v = JudgeAnomaly(1e9, p, e);
   EXPECT_FALSE(v.keep);
@@ -102,6 +107,23 @@ TEST(PlausibilityTest, AnAnomalyIsKeptOnlyWithEvidence) {
   v = JudgeAnomaly(1e9, p, e);
   EXPECT_TRUE(v.keep);
   EXPECT_NE(v.reason.find("trust_large_gains"), std::string::npos);
+}
+
+TEST(PlausibilityTest, AReproducedSurpriseWithinAnOrderOfMagnitudeIsKept) {
+  // A flag whose prior said ×1.1 really gives ×3: beyond the bound (×2), reproduced by the
+  // fresh run (×2.9 after ×3.1), well within 10× the bound: kept, and the reason says why.
+  Plausibility p = CheckPlausibility(Whole(3.0, 1.1));
+  ASSERT_TRUE(p.anomaly);
+  AnomalyEvidence e;
+  e.first_speedup = 3.1;
+  AnomalyVerdict v = JudgeAnomaly(2.9, p, e);
+  EXPECT_TRUE(v.keep) << v.reason;
+  EXPECT_NE(v.reason.find("reproduced"), std::string::npos) << v.reason;
+  e.first_speedup = 6.0;  // the two runs disagree: not reproduced
+  EXPECT_FALSE(JudgeAnomaly(2.9, p, e).keep);
+  e.first_speedup = 3.1;
+  e.work_ratio = 0.5;  // a declared work metric that fell outranks the reproduction
+  EXPECT_FALSE(JudgeAnomaly(2.9, p, e).keep);
 }
 
 TEST(PlausibilityTest, RerunKeepsAPlausibleFreshRunUnlessTheRunsDisagree) {
