@@ -16,8 +16,9 @@ namespace {
 
 // The landscape behind the Target port: every benchmark run and check the engine asks for is
 // the next reading of the run's stream (Evaluator), so the engine and the hand-written policies
-// see the same noise model. Crashes look like a real crash (SIGABRT), accuracy failures like a
-// failing check.
+// see the same noise model. Crashes look like a real crash (SIGABRT, or SIGILL for an action
+// run without its prerequisite), accuracy failures like a failing check; every run reports the
+// work it did, as the campaign's metric.work declares.
 class LandscapeTarget : public Target {
  public:
   explicit LandscapeTarget(Evaluator* ev) : ev_(ev) {}
@@ -38,14 +39,16 @@ class LandscapeTarget : public Target {
     Measurement m{Step(), {}, {}};
     std::optional<double> v = ev_->Run(Of(ctx));
     if (!v) {
+      const bool sigill = ev_->landscape().CrashSignal(Of(ctx)) == 4;
       m.step.kind = ExitKind::kSignaled;
-      m.step.signal = 6;
-      m.step.detail = "killed by signal 6 (SIGABRT)";
-      m.step.tail = "Aborted";
+      m.step.signal = sigill ? 4 : 6;
+      m.step.detail = sigill ? "killed by signal 4 (SIGILL)" : "killed by signal 6 (SIGABRT)";
+      m.step.tail = sigill ? "Illegal instruction" : "Aborted";
       crash_nodes_.insert(ctx.node);
       return m;
     }
     m.value = *v;
+    m.extra["work"] = ev_->landscape().Work(Of(ctx));
     return m;
   }
   ProfileResult Profile(const RunContext& ctx) override {

@@ -51,6 +51,7 @@ RunMetrics Measure(const Landscape& l, const Truth& truth, const RunResult& r, i
     if (m.evals_to_90 < 0 && worth >= goal && truth.optimum > truth.baseline) m.evals_to_90 = k + 1;
   }
   m.final_broken = l.Broken(previous);
+  m.final_inflated = l.Inflated(previous);
   m.true_value = Worth(l, truth, previous);
   m.score = kNaN;
   m.gain = truth.optimum > truth.baseline
@@ -102,6 +103,7 @@ std::vector<Summary> Summarize(const std::vector<RunMetrics>& rows) {
       s.false_keeps_mean += m->false_keeps;
       s.crashes_mean += m->crashes;
       s.broken_finals += m->final_broken;
+      s.inflated_finals += m->final_inflated;
       runs.push_back(static_cast<double>(m->runs));
       used.push_back(m->evals_used);
     }
