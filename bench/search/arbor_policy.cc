@@ -174,6 +174,12 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
                    n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
                    l.TrueValue(l.ConfigFromEnv(n->overlay)), n->diagnosis.c_str());
     }
+    // What the Critic's constraints vetoed is no evaluation, but often why a campaign ends.
+    for (const auto& [id, n] : c.store.nodes) {
+      if (n.outcome != Outcome::kPruned) continue;
+      std::fprintf(stderr, "  #%ld %-32s pruned under #%ld: %s\n", static_cast<long>(id),
+                   n.CandidateKey().c_str(), static_cast<long>(n.parent), n.diagnosis.c_str());
+    }
   }
   Config state;
   for (const Node* n : done) {

@@ -20,7 +20,12 @@ constexpr const char* kComponentNames[] = {
     "decode", "sort", "hash",     "reduce",    "gather",    "serialize", "compress", "schedule"};
 constexpr const char* kSizes[] = {"1", "2", "4", "8", "16", "32", "64", "128"};
 
-double Round(double v, double unit) { return std::round(v / unit) * unit; }
+// `v` to a multiple of `unit` (1, 0.01, 0.001, ...), as the double nearest the short decimal,
+// so a written file reads "0.944", not "0.9440000000000001".
+double Round(double v, double unit) {
+  const double scale = std::round(1 / unit);
+  return std::round(v * scale) / scale;
+}
 
 // The troubles a landscape may have: presence probability, instances when present.
 struct Trouble {
@@ -89,7 +94,7 @@ class Gen {
     for (double x : w) sum += x;
     double used = 0;
     for (int i = 0; i < n; ++i) {
-      double share = i + 1 < n ? Round(0.02 + (1 - 0.02 * n) * w[i] / sum, 0.0001) : 1 - used;
+      double share = Round(i + 1 < n ? 0.02 + (1 - 0.02 * n) * w[i] / sum : 1 - used, 0.0001);
       used += share;
       l_.components.push_back({names[i], kLayers[I(0, 4)], share});
     }
