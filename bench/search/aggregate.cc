@@ -136,6 +136,23 @@ std::string FeatureTable(const std::vector<RunMetrics>& rows,
   return out;
 }
 
+std::string StopReasons(const std::vector<RunMetrics>& rows, int budget) {
+  std::vector<std::string> policies;
+  std::map<std::string, std::map<std::string, int>> count;
+  for (const RunMetrics& m : rows) {
+    if (m.budget != budget || m.stop.empty()) continue;
+    if (count.find(m.policy) == count.end()) policies.push_back(m.policy);
+    ++count[m.policy][m.stop];
+  }
+  std::string out;
+  for (const std::string& p : policies) {
+    out += "  " + p + ":";
+    for (const auto& [reason, n] : count[p]) out += " " + reason + " " + std::to_string(n);
+    out += "\n";
+  }
+  return out;
+}
+
 std::string Criteria(const std::vector<Aggregate>& aggregates, const std::string& policy) {
   std::vector<const Aggregate*> mine;
   bool has_greedy = false;

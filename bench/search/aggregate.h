@@ -41,6 +41,9 @@ std::string FeatureTable(const std::vector<RunMetrics>& rows,
                          const std::map<std::string, std::vector<std::string>>& features,
                          const std::vector<std::string>& feature_names, int budget);
 
+// Why the policies that say so stopped, counted, at one budget: "arbor: exhausted 120, ...".
+std::string StopReasons(const std::vector<RunMetrics>& rows, int budget);
+
 // The acceptance lines for policy `arbor` against `greedy` (empty if either is missing):
 // ≥ greedy on ≥ 90% at every budget, median gain ≥ 95% of the optimum's at the largest budget,
 // no broken or inflated final state.

@@ -84,6 +84,7 @@ struct Campaign {
   int crashes = 0;
   int accuracy_failures = 0;
   uint64_t runs = 0;
+  std::string stop;
   std::string error;
 };
 
@@ -109,6 +110,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
       spec, Ports{&out->store, &ws, &target, &specialist, gate, &clock, nullptr, kb, Context(uid)});
   auto summary = o.Run();
   if (!summary.ok()) out->error = summary.error().message;
+  if (summary.ok()) out->stop = summary->stop_reason;
   out->crashes = target.crashes();
   out->accuracy_failures = target.accuracy_failures();
   out->runs = ev.runs();
@@ -158,6 +160,7 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
   r.crashes = c.crashes;
   r.accuracy_failures = c.accuracy_failures;
   r.runs = c.runs;
+  r.stop = c.stop;
   r.error = c.error;
   // The state after each evaluation: the last kept node so far, in dispatch order.
   std::vector<const Node*> done;

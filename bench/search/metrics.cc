@@ -34,6 +34,7 @@ RunMetrics Measure(const Landscape& l, const Truth& truth, const RunResult& r, i
   m.crashes = r.crashes;
   m.accuracy_failures = r.accuracy_failures;
   m.runs = r.runs;
+  m.stop = r.stop;
   const int n = std::min(budget, static_cast<int>(r.states.size()));
   m.evals_used = n;
   const double goal = truth.baseline + 0.9 * (truth.optimum - truth.baseline);

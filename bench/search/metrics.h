@@ -33,6 +33,7 @@ struct RunMetrics {
   int crashes = 0;
   int accuracy_failures = 0;
   uint64_t runs = 0;  // benchmark runs spent
+  std::string stop;   // the policy's stop reason, if it gives one
   double score = 0;   // normalized: 0 = random search's median, 1 = the optimum (Normalize)
   double gain = 0;    // fraction of the optimum's gain over the baseline: 0 = baseline, 1 = optimum
   std::string error;

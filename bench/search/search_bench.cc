@@ -91,6 +91,10 @@ void PrintGenerated(const Options& o, const std::vector<Truth>& truths, size_t f
     std::printf("\n## Median gain by feature, budget %d\n%s", b,
                 FeatureTable(rows, features, FeatureNames(), b).c_str());
   }
+  for (int b : o.budgets) {
+    std::string stops = StopReasons(rows, b);
+    if (!stops.empty()) std::printf("\n## Stop reasons, budget %d\n%s", b, stops.c_str());
+  }
   std::string criteria = Criteria(aggregates, "arbor");
   if (!criteria.empty()) std::printf("\n## Acceptance (issue 24)\n%s", criteria.c_str());
 }
@@ -179,13 +183,13 @@ bool WriteRuns(const std::string& path, const std::vector<RunMetrics>& rows) {
   std::ofstream f(path);
   f << "landscape,policy,seed,budget,score,gain,true_value,final_broken,evals_used,evals_to_90,"
        "keeps,"
-       "false_keeps,crashes,accuracy_failures,runs,error,final_inflated\n";
+       "false_keeps,crashes,accuracy_failures,runs,error,final_inflated,stop\n";
   for (const RunMetrics& m : rows) {
     f << m.landscape << ',' << m.policy << ',' << m.seed << ',' << m.budget << ','
       << Fixed(m.score, 4) << ',' << Fixed(m.gain, 4) << ',' << Fixed(m.true_value, 4) << ','
       << m.final_broken << ',' << m.evals_used << ',' << m.evals_to_90 << ',' << m.keeps << ','
       << m.false_keeps << ',' << m.crashes << ',' << m.accuracy_failures << ',' << m.runs << ",\""
-      << ReplaceAll(m.error, "\"", "'") << "\"," << m.final_inflated << "\n";
+      << ReplaceAll(m.error, "\"", "'") << "\"," << m.final_inflated << ',' << m.stop << "\n";
   }
   return static_cast<bool>(f);
 }
