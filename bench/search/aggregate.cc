@@ -76,13 +76,13 @@ std::string AggregateTable(const std::vector<Aggregate>& aggregates, int budget)
   char line[256];
   std::string out;
   std::snprintf(line, sizeof line, "%-22s %6s %5s %-20s %8s %6s %8s %7s %5s %7s\n", "policy",
-                "budget", "runs", "gain med [p25,p75]", ">=greedy", "broken", "inflated",
-                "crashes", "used", "b.runs");
+                "budget", "runs", "gain med [p25,p75]", ">=greedy", "broken", "inflated", "crashes",
+                "used", "b.runs");
   out += line;
   for (const Aggregate& a : aggregates) {
     if (a.budget != budget) continue;
-    std::string gain = Fixed(a.gain_median, 3) + " [" + Fixed(a.gain_p25, 2) + "," +
-                       Fixed(a.gain_p75, 2) + "]";
+    std::string gain =
+        Fixed(a.gain_median, 3) + " [" + Fixed(a.gain_p25, 2) + "," + Fixed(a.gain_p75, 2) + "]";
     std::snprintf(line, sizeof line, "%-22s %6d %5d %-20s %8s %6d %8d %7.2f %5.0f %7.0f%s\n",
                   a.policy.c_str(), a.budget, a.runs, gain.c_str(),
                   Percent(a.at_least_greedy, a.compared).c_str(), a.broken, a.inflated,
@@ -168,18 +168,19 @@ std::string Criteria(const std::vector<Aggregate>& aggregates, const std::string
   for (const Aggregate* a : mine) {
     const bool ok = a->compared > 0 && a->at_least_greedy >= 0.9 * a->compared;
     out += "  " + policy + " >= greedy at budget " + std::to_string(a->budget) + ": " +
-           Percent(a->at_least_greedy, a->compared) + " of landscapes (need >= 90%): " +
-           (ok ? "PASS" : "FAIL") + "\n";
+           Percent(a->at_least_greedy, a->compared) +
+           " of landscapes (need >= 90%): " + (ok ? "PASS" : "FAIL") + "\n";
     if (a->budget > largest->budget) largest = a;
     bad += a->broken + a->inflated;
     per_budget += (per_budget.empty() ? "" : ", ") + std::to_string(a->broken + a->inflated) +
                   " at budget " + std::to_string(a->budget);
   }
   out += "  " + policy + " median gain at budget " + std::to_string(largest->budget) + ": " +
-         Fixed(largest->gain_median, 3) + " of the optimum's (need >= 0.95): " +
-         (largest->gain_median >= 0.95 ? "PASS" : "FAIL") + "\n";
-  out += "  " + policy + " broken or inflated final states: " + per_budget + " (need 0): " +
-         (bad == 0 ? "PASS" : "FAIL") + "\n";
+         Fixed(largest->gain_median, 3) +
+         " of the optimum's (need >= 0.95): " + (largest->gain_median >= 0.95 ? "PASS" : "FAIL") +
+         "\n";
+  out += "  " + policy + " broken or inflated final states: " + per_budget +
+         " (need 0): " + (bad == 0 ? "PASS" : "FAIL") + "\n";
   return out;
 }
 

@@ -51,9 +51,9 @@ struct ConditionalEffects {
 
 struct ActionValue {
   std::string value;
-  Effects effects;           // replaces the action's own `effects` for this value
-  double crash_rate = 0;     // probability that one benchmark run crashes (1 = always)
-  double accuracy_fail = 0;  // probability that one check fails
+  Effects effects;                        // replaces the action's own `effects` for this value
+  double crash_rate = 0;                  // probability that one benchmark run crashes (1 = always)
+  double accuracy_fail = 0;               // probability that one check fails
   std::vector<std::string> crash_unless;  // SIGILL on every run unless all of these are on
 };
 
@@ -156,7 +156,8 @@ struct Landscape {
 
   // The campaign Arbor runs against this landscape: one env action per landscape action (its
   // values as candidate values), the priors as speedup/cost/risk/targets/requires/conflicts,
-  // metric "value" (max, repetitions) with work "work", no commands (an in-process Target supplies them).
+  // metric "value" (max, repetitions) with work "work", no commands (an in-process Target supplies
+  // them).
   CampaignSpec ToCampaignSpec(uint64_t seed, int max_nodes) const;
   // The same campaign as a campaign file for the real target program: build none, check/bench/
   // profile = `target_cmd` + " --check" / " --bench" / " --profile", [target] env with
@@ -171,9 +172,10 @@ struct Optimum {
   bool exact = false;  // true: every configuration was enumerated
 };
 
-// The best configuration neither broken nor inflated: exhaustive when SpaceSize() ≤ max_enumerate, else the best
-// of hill climbs (first-improvement over single changes) from `restarts` seeded random starts
-// and from the baseline (a lower bound on the optimum, marked not exact).
+// The best configuration neither broken nor inflated: exhaustive when SpaceSize() ≤ max_enumerate,
+// else the best of hill climbs (first-improvement over single changes, and an action switched on
+// with the actions its truth names) from `restarts` seeded random starts and from the baseline
+// (a lower bound on the optimum, marked not exact).
 Optimum FindOptimum(const Landscape& l, uint64_t max_enumerate = 2'000'000, int restarts = 200);
 
 }  // namespace arbor::search

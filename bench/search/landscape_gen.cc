@@ -16,8 +16,8 @@ namespace {
 
 constexpr const char* kLayers[] = {"application", "framework", "compiler", "kernel", "hardware"};
 constexpr const char* kComponentNames[] = {
-    "parse", "io",   "dispatch", "matmul",    "attention", "conv",     "alloc",  "sync",
-    "decode", "sort", "hash",     "reduce",    "gather",    "serialize", "compress", "schedule"};
+    "parse",  "io",   "dispatch", "matmul", "attention", "conv",      "alloc",    "sync",
+    "decode", "sort", "hash",     "reduce", "gather",    "serialize", "compress", "schedule"};
 constexpr const char* kSizes[] = {"1", "2", "4", "8", "16", "32", "64", "128"};
 
 // `v` to a multiple of `unit` (1, 0.01, 0.001, ...), as the double nearest the short decimal,
@@ -34,9 +34,9 @@ struct Trouble {
   int max_count;
 };
 constexpr Trouble kTroubles[] = {
-    {"gated", 0.6, 2},        {"hidden-pair", 0.7, 3}, {"antagonistic", 0.5, 2},
-    {"crash-pair", 0.6, 2},   {"crash-region", 0.7, 2}, {"accuracy-trap", 0.7, 2},
-    {"inflation", 0.6, 2},    {"flaky-crash", 0.5, 2},
+    {"gated", 0.6, 2},      {"hidden-pair", 0.7, 3},  {"antagonistic", 0.5, 2},
+    {"crash-pair", 0.6, 2}, {"crash-region", 0.7, 2}, {"accuracy-trap", 0.7, 2},
+    {"inflation", 0.6, 2},  {"flaky-crash", 0.5, 2},
 };
 
 class Gen {
@@ -54,9 +54,10 @@ class Gen {
     Priors();
     Shuffle();
     Noise();
-    l_.description = "generated from seed " + l_.name.substr(4) + " (bench/search/landscape_gen.h): " +
-                     std::to_string(l_.actions.size()) + " actions over " +
-                     std::to_string(l_.components.size()) + " components; " + story_;
+    l_.description = "generated from seed " + l_.name.substr(4) +
+                     " (bench/search/landscape_gen.h): " + std::to_string(l_.actions.size()) +
+                     " actions over " + std::to_string(l_.components.size()) + " components; " +
+                     story_;
     return std::move(l_);
   }
 
@@ -119,11 +120,11 @@ class Gen {
 
   static int Size(const std::vector<const Trouble*>& todo) {
     int n = 0;
-    for (const Trouble* t : todo) n += std::string(t->name) == "crash-region" ||
-                                               std::string(t->name) == "inflation" ||
-                                               std::string(t->name) == "flaky-crash"
-                                           ? 1
-                                           : 2;
+    for (const Trouble* t : todo)
+      n += std::string(t->name) == "crash-region" || std::string(t->name) == "inflation" ||
+                   std::string(t->name) == "flaky-crash"
+               ? 1
+               : 2;
     return n;
   }
 
@@ -239,7 +240,8 @@ class Gen {
         const double top = Win();
         for (int k = 0; k < n_values; ++k) {
           a.values.push_back(
-              {kSizes[from + k], {{c.name, Round(std::pow(top, 1 - 0.6 * std::abs(k - peak)), 0.001)}}});
+              {kSizes[from + k],
+               {{c.name, Round(std::pow(top, 1 - 0.6 * std::abs(k - peak)), 0.001)}}});
         }
       }
     }
@@ -258,7 +260,8 @@ class Gen {
         double when = 1;
         for (const ConditionalEffects& w : a.when) when *= std::max(1.0, Max(w.effects));
         for (const Effects* e : own) best = std::max(best, Max(*e) * when);
-        a.prior.speedup = best > 1.01 ? Round(best * U(0.85, 1.15), 0.01) : Round(U(1.02, 1.1), 0.01);
+        a.prior.speedup =
+            best > 1.01 ? Round(best * U(0.85, 1.15), 0.01) : Round(U(1.02, 1.1), 0.01);
         a.prior.speedup = std::max(a.prior.speedup, 1.01);
       }
       if (P(misleading)) {
@@ -312,7 +315,8 @@ class Gen {
     }
     char buf[96];
     std::snprintf(buf, sizeof buf, "cv %.1f%%%s%s", 100 * l_.noise.cv,
-                  l_.noise.outlier_rate > 0 ? ", outliers" : "", l_.noise.drift > 0 ? ", drift" : "");
+                  l_.noise.outlier_rate > 0 ? ", outliers" : "",
+                  l_.noise.drift > 0 ? ", drift" : "");
     story_ += buf;
   }
 
@@ -328,8 +332,9 @@ Landscape Generate(uint64_t seed, const GenOptions& options) { return Gen(seed, 
 
 const std::vector<std::string>& FeatureNames() {
   static const std::vector<std::string> kNames = {
-      "inflation", "gated",  "crash-pair", "crash-region", "flaky-crash", "accuracy-trap",
-      "hidden-pair", "antagonistic", "drift", "outliers", "noisy", "small", "large"};
+      "inflation",     "gated",       "crash-pair",   "crash-region", "flaky-crash",
+      "accuracy-trap", "hidden-pair", "antagonistic", "drift",        "outliers",
+      "noisy",         "small",       "large"};
   return kNames;
 }
 

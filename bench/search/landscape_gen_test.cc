@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <map>
 
-
 namespace arbor::search {
 namespace {
 
@@ -87,7 +86,8 @@ TEST(LandscapeGenTest, EveryLandscapeRoundTripsThroughItsFile) {
     EXPECT_EQ(back->ToJson(), text);
     // The same truth, not only the same text.
     Config all;
-    for (const LandscapeAction& a : l.actions) all[a.id] = a.values.empty() ? "on" : a.values[0].value;
+    for (const LandscapeAction& a : l.actions)
+      all[a.id] = a.values.empty() ? "on" : a.values[0].value;
     EXPECT_EQ(back->TrueValue(all), l.TrueValue(all));
     EXPECT_EQ(back->CrashRate(all), l.CrashRate(all));
     EXPECT_EQ(back->Inflation(all), l.Inflation(all));

@@ -141,7 +141,9 @@ TEST_F(LandscapeTargetTest, BenchTakesTheNextReadingAndCrashesByAbort) {
 // prerequisite); an inflation knob reports less work.
 TEST_F(LandscapeTargetTest, GatedCrashIsSigillAndKnobsReportLessWork) {
   json doc = json::parse(testing::kExample);
-  doc["actions"].push_back({{"id", "avx"}, {"layer", "kernel"}, {"effects", {{"a", 2}}},
+  doc["actions"].push_back({{"id", "avx"},
+                            {"layer", "kernel"},
+                            {"effects", {{"a", 2}}},
                             {"crash_unless", {"fast_all"}}});
   doc["actions"].push_back({{"id", "skip"}, {"layer", "application"}, {"inflation", 2}});
   std::ofstream(file_) << doc.dump();

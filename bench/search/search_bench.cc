@@ -45,9 +45,9 @@ struct Options {
   std::string python = "/usr/bin/python3";
   uint64_t first_seed = 1;
   bool trace = false;
-  int generate = 0;        // generated landscapes (seeds gen_seed, gen_seed + 1, ...)
+  int generate = 0;  // generated landscapes (seeds gen_seed, gen_seed + 1, ...)
   uint64_t gen_seed = 1;
-  std::string gen_out;     // write them here as JSON files
+  std::string gen_out;  // write them here as JSON files
 };
 
 // FindOptimum of every landscape, on `jobs` threads (a large landscape's hill climbs take a
@@ -173,8 +173,7 @@ void PrintTable(const Landscape& l, const Truth& t, const std::vector<Summary>& 
     std::printf("%-22s %6d %-20s %-20s %-12s %7.2f %7.2f %3d/%-2d %5d/%-2d %7.0f %5.0f%s\n",
                 s.policy.c_str(), s.budget, score.c_str(), gain.c_str(), to90.c_str(),
                 s.false_keeps_mean, s.crashes_mean, s.broken_finals, s.seeds, s.inflated_finals,
-                s.seeds, s.runs_median,
-                s.evals_used_median,
+                s.seeds, s.runs_median, s.evals_used_median,
                 s.errors ? (" ERRORS: " + std::to_string(s.errors)).c_str() : "");
   }
 }
@@ -247,7 +246,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::vector<Landscape> landscapes;
-  for (const std::string& file : files ? LandscapeFiles(o.landscapes) : std::vector<std::string>{}) {
+  for (const std::string& file :
+       files ? LandscapeFiles(o.landscapes) : std::vector<std::string>{}) {
     auto l = Landscape::Load(file);
     if (!l.ok()) {
       std::fprintf(stderr, "arbor_search_bench: %s\n", l.error().message.c_str());
