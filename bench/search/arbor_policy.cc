@@ -16,8 +16,9 @@ namespace {
 
 // The landscape behind the Target port: every benchmark run and check the engine asks for is
 // the next reading of the run's stream (Evaluator), so the engine and the hand-written policies
-// see the same noise model. Crashes look like a real crash (SIGABRT), accuracy failures like a
-// failing check.
+// see the same noise model. Crashes look like a real crash (SIGABRT, or SIGILL for an action
+// run without its prerequisite), accuracy failures like a failing check; every run reports the
+// work it did, as the campaign's metric.work declares.
 class LandscapeTarget : public Target {
  public:
   explicit LandscapeTarget(Evaluator* ev) : ev_(ev) {}
@@ -38,14 +39,16 @@ class LandscapeTarget : public Target {
     Measurement m{Step(), {}, {}};
     std::optional<double> v = ev_->Run(Of(ctx));
     if (!v) {
+      const bool sigill = ev_->landscape().CrashSignal(Of(ctx)) == 4;
       m.step.kind = ExitKind::kSignaled;
-      m.step.signal = 6;
-      m.step.detail = "killed by signal 6 (SIGABRT)";
-      m.step.tail = "Aborted";
+      m.step.signal = sigill ? 4 : 6;
+      m.step.detail = sigill ? "killed by signal 4 (SIGILL)" : "killed by signal 6 (SIGABRT)";
+      m.step.tail = sigill ? "Illegal instruction" : "Aborted";
       crash_nodes_.insert(ctx.node);
       return m;
     }
     m.value = *v;
+    m.extra["work"] = ev_->landscape().Work(Of(ctx));
     return m;
   }
   ProfileResult Profile(const RunContext& ctx) override {
@@ -81,6 +84,7 @@ struct Campaign {
   int crashes = 0;
   int accuracy_failures = 0;
   uint64_t runs = 0;
+  std::string stop;
   std::string error;
 };
 
@@ -106,6 +110,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
       spec, Ports{&out->store, &ws, &target, &specialist, gate, &clock, nullptr, kb, Context(uid)});
   auto summary = o.Run();
   if (!summary.ok()) out->error = summary.error().message;
+  if (summary.ok()) out->stop = summary->stop_reason;
   out->crashes = target.crashes();
   out->accuracy_failures = target.accuracy_failures();
   out->runs = ev.runs();
@@ -155,6 +160,7 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
   r.crashes = c.crashes;
   r.accuracy_failures = c.accuracy_failures;
   r.runs = c.runs;
+  r.stop = c.stop;
   r.error = c.error;
   // The state after each evaluation: the last kept node so far, in dispatch order.
   std::vector<const Node*> done;
@@ -170,6 +176,12 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
       std::fprintf(stderr, "  #%ld %-32s %-8s true %.1f  %s\n", static_cast<long>(n->id),
                    n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
                    l.TrueValue(l.ConfigFromEnv(n->overlay)), n->diagnosis.c_str());
+    }
+    // What the Critic's constraints vetoed is no evaluation, but often why a campaign ends.
+    for (const auto& [id, n] : c.store.nodes) {
+      if (n.outcome != Outcome::kPruned) continue;
+      std::fprintf(stderr, "  #%ld %-32s pruned under #%ld: %s\n", static_cast<long>(id),
+                   n.CandidateKey().c_str(), static_cast<long>(n.parent), n.diagnosis.c_str());
     }
   }
   Config state;

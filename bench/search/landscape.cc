@@ -80,8 +80,11 @@ LandscapeModel::LandscapeModel(const Landscape& l) : l_(l) {
     ca.crash_with = CompileIds(a.crash_with, ids);
     ca.accuracy_fail = a.accuracy_fail;
     ca.fixed_by = CompileIds(a.accuracy_fixed_by, ids);
+    ca.crash_unless = CompileIds(a.crash_unless, ids);
+    ca.inflation = a.inflation;
     for (const ActionValue& v : a.values) {
-      ca.values.push_back({Compile(v.effects, components), v.crash_rate, v.accuracy_fail});
+      ca.values.push_back({Compile(v.effects, components), v.crash_rate, v.accuracy_fail,
+                           CompileIds(v.crash_unless, ids)});
     }
     actions_.push_back(std::move(ca));
   }
@@ -139,7 +142,39 @@ double LandscapeModel::RelativeTime(const Choices& c) const {
   return total;
 }
 
+bool LandscapeModel::MissingPrerequisite(const Choices& c) const {
+  for (size_t i = 0; i < actions_.size(); ++i) {
+    if (c[i] == kOff) continue;
+    const CompiledAction& a = actions_[i];
+    if (!AllOn(a.crash_unless, c)) return true;
+    if (!a.values.empty() && !AllOn(a.values[c[i]].crash_unless, c)) return true;
+  }
+  return false;
+}
+
+std::vector<int> LandscapeModel::Partners(int i) const {
+  const CompiledAction& a = actions_[i];
+  std::vector<int> out = a.crash_unless;
+  for (const CompiledWhen& w : a.when) out.insert(out.end(), w.with.begin(), w.with.end());
+  out.insert(out.end(), a.fixed_by.begin(), a.fixed_by.end());
+  for (const CompiledValue& v : a.values) {
+    out.insert(out.end(), v.crash_unless.begin(), v.crash_unless.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+double LandscapeModel::Inflation(const Choices& c) const {
+  double k = 1;
+  for (size_t i = 0; i < actions_.size(); ++i) {
+    if (c[i] != kOff) k *= actions_[i].inflation;
+  }
+  return k;
+}
+
 double LandscapeModel::CrashRate(const Choices& c) const {
+  if (MissingPrerequisite(c)) return 1;
   double rate = 0;
   for (size_t i = 0; i < actions_.size(); ++i) {
     if (c[i] == kOff) continue;
@@ -237,6 +272,16 @@ double Landscape::AccuracyFailRate(const Config& c) const {
   return model.AccuracyFailRate(model.FromConfig(c));
 }
 
+int Landscape::CrashSignal(const Config& c) const {
+  internal::LandscapeModel model(*this);
+  return model.MissingPrerequisite(model.FromConfig(c)) ? 4 : 6;
+}
+
+double Landscape::Inflation(const Config& c) const {
+  internal::LandscapeModel model(*this);
+  return model.Inflation(model.FromConfig(c));
+}
+
 Profile Landscape::TrueProfile(const Config& c) const {
   internal::LandscapeModel model(*this);
   std::vector<double> times = model.ComponentTimes(model.FromConfig(c));
@@ -260,8 +305,9 @@ std::optional<double> Landscape::Reading(const Config& c, uint64_t seed, uint64_
   if (u_crash < model.CrashRate(choices)) return std::nullopt;
   const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
   // exp(cv·z − cv²/2) has mean 1, so the readings' mean is the truth (before outliers/drift).
-  double value =
-      base_value / model.RelativeTime(choices) * std::exp(noise.cv * z - noise.cv * noise.cv / 2);
+  // An inflation knob makes the benchmark do less work: the reading rises, the truth does not.
+  double value = base_value / model.RelativeTime(choices) * model.Inflation(choices) *
+                 std::exp(noise.cv * z - noise.cv * noise.cv / 2);
   if (u_outlier < noise.outlier_rate) value *= noise.outlier_factor;
   value *= 1.0 + noise.drift *
                      std::sin(2.0 * std::numbers::pi * static_cast<double>(k) / noise.drift_period);

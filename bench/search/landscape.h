@@ -51,9 +51,10 @@ struct ConditionalEffects {
 
 struct ActionValue {
   std::string value;
-  Effects effects;           // replaces the action's own `effects` for this value
-  double crash_rate = 0;     // probability that one benchmark run crashes (1 = always)
-  double accuracy_fail = 0;  // probability that one check fails
+  Effects effects;                        // replaces the action's own `effects` for this value
+  double crash_rate = 0;                  // probability that one benchmark run crashes (1 = always)
+  double accuracy_fail = 0;               // probability that one check fails
+  std::vector<std::string> crash_unless;  // SIGILL on every run unless all of these are on
 };
 
 // What a campaign file says about an action: the engine sees only this, never the truth.
@@ -78,7 +79,13 @@ struct LandscapeAction {
   std::vector<std::string> crash_with;         // always crashes when any of these is on too
   double accuracy_fail = 0;                    // probability that one check fails
   std::vector<std::string> accuracy_fixed_by;  // accuracy_fail is 0 when all of these are on
-  std::vector<ActionValue> values;             // empty: an on/off action
+  // A prerequisite-gated action (code built for an ISA extension the machine lacks): every run
+  // dies of SIGILL unless every id here is on.
+  std::vector<std::string> crash_unless;
+  // An inflation knob (the benchmark does less work): readings × inflation, work ÷ inflation;
+  // the true value is untouched (only `effects` count). 1 = an honest action.
+  double inflation = 1;
+  std::vector<ActionValue> values;  // empty: an on/off action
   Prior prior;
 };
 
@@ -104,6 +111,9 @@ struct Landscape {
   // factors are errors.
   static Result<Landscape> Parse(const std::string& text, const std::string& file);
   static Result<Landscape> Load(const std::string& path);
+  // The landscape as a file Parse reads back to an equal landscape (keys at their defaults are
+  // left out).
+  std::string ToJson() const;
 
   const LandscapeAction* Find(const std::string& id) const;
   // Every action's choices ("on", or its values), in file order.
@@ -121,12 +131,20 @@ struct Landscape {
   double AccuracyFailRate(const Config& c) const;
   // Broken: crashes (any crash rate > 0) or fails accuracy (any rate > 0).
   bool Broken(const Config& c) const { return CrashRate(c) > 0 || AccuracyFailRate(c) > 0; }
+  // The signal a crashing run dies of: 4 (SIGILL) when an action or value is on without its
+  // `crash_unless` prerequisites, else 6 (SIGABRT).
+  int CrashSignal(const Config& c) const;
+  // The product of the inflation factors of the actions on (1: the reading is honest), and the
+  // work a run reports: 1 / Inflation (the baseline does work 1).
+  double Inflation(const Config& c) const;
+  double Work(const Config& c) const { return 1 / Inflation(c); }
+  bool Inflated(const Config& c) const { return Inflation(c) != 1; }
   // The profile: each component's share of the config's time (sums to 1), layer from the file.
   Profile TrueProfile(const Config& c) const;
 
   // Run number `k` of the campaign's measurement stream with `seed`: crashed (nullopt) with
-  // CrashRate, else TrueValue × lognormal(cv) × outlier × drift(k). Deterministic in
-  // (seed, k, c).
+  // CrashRate, else TrueValue × Inflation × lognormal(cv) × outlier × drift(k). Deterministic
+  // in (seed, k, c).
   std::optional<double> Reading(const Config& c, uint64_t seed, uint64_t k) const;
   // Check number `k`: false with AccuracyFailRate. Deterministic in (seed, k, c).
   bool CheckPasses(const Config& c, uint64_t seed, uint64_t k) const;
@@ -138,7 +156,8 @@ struct Landscape {
 
   // The campaign Arbor runs against this landscape: one env action per landscape action (its
   // values as candidate values), the priors as speedup/cost/risk/targets/requires/conflicts,
-  // metric "value" (max, repetitions), no commands (an in-process Target supplies them).
+  // metric "value" (max, repetitions) with work "work", no commands (an in-process Target supplies
+  // them).
   CampaignSpec ToCampaignSpec(uint64_t seed, int max_nodes) const;
   // The same campaign as a campaign file for the real target program: build none, check/bench/
   // profile = `target_cmd` + " --check" / " --bench" / " --profile", [target] env with
@@ -153,9 +172,10 @@ struct Optimum {
   bool exact = false;  // true: every configuration was enumerated
 };
 
-// The best non-broken configuration: exhaustive when SpaceSize() ≤ max_enumerate, else the best
-// of hill climbs (first-improvement over single changes) from `restarts` seeded random starts
-// and from the baseline (a lower bound on the optimum, marked not exact).
+// The best configuration neither broken nor inflated: exhaustive when SpaceSize() ≤ max_enumerate,
+// else the best of hill climbs (first-improvement over single changes, and an action switched on
+// with the actions its truth names) from `restarts` seeded random starts and from the baseline
+// (a lower bound on the optimum, marked not exact).
 Optimum FindOptimum(const Landscape& l, uint64_t max_enumerate = 2'000'000, int restarts = 200);
 
 }  // namespace arbor::search

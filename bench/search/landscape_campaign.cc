@@ -124,6 +124,9 @@ CampaignSpec Landscape::ToCampaignSpec(uint64_t seed, int max_nodes) const {
   spec.metric.goal = Goal::kMax;
   spec.metric.source = {MetricSource::Kind::kJson, "value", "json:value"};
   spec.metric.repetitions = repetitions;
+  // Every run reports the work it did (1 = the baseline's), so the Critic can catch an
+  // inflation knob: a faster reading from a run that did less work.
+  spec.metric.work = MetricSource{MetricSource::Kind::kJson, "work", "json:work"};
   spec.search.max_nodes = max_nodes;
   spec.search.max_time_s = 1e9;  // the budget is nodes; simulated time must never end a run
   // The Critic calls a benchmark too noisy (and refuses to gate) when the A/A CV exceeds
@@ -178,6 +181,7 @@ std::string Landscape::CampaignToml(const std::string& target_cmd,
          "\n";
   out += "\n[metric]\nname = " + TomlString(spec.metric.name) + "\ngoal = \"max\"\n";
   out += "source = " + TomlString(spec.metric.source.text) + "\n";
+  out += "work = " + TomlString(spec.metric.work->text) + "\n";
   out += "repetitions = " + std::to_string(spec.metric.repetitions) + "\n";
   out += "\n[search]\nmax_nodes = " + std::to_string(spec.search.max_nodes) + "\n";
   out += "max_time = " + TomlNumber(spec.search.max_time_s) + "\n";

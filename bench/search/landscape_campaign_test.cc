@@ -21,6 +21,8 @@ TEST(LandscapeCampaignTest, SpecCarriesThePriorsNotTheTruth) {
   EXPECT_EQ(spec.metric.goal, Goal::kMax);
   EXPECT_EQ(spec.metric.source.text, "json:value");
   EXPECT_EQ(spec.metric.repetitions, 3);
+  ASSERT_TRUE(spec.metric.work.has_value());  // the Critic's inflation check reads it
+  EXPECT_EQ(spec.metric.work->text, "json:work");
   EXPECT_EQ(spec.search.max_nodes, 25);
   EXPECT_GE(spec.search.max_time_s, 1e9);
   EXPECT_TRUE(spec.target.bench.empty());
@@ -104,6 +106,8 @@ void ExpectFileMatchesSpec(const Landscape& l) {
   EXPECT_EQ(loaded->metric.goal, spec.metric.goal);
   EXPECT_EQ(loaded->metric.source.text, spec.metric.source.text);
   EXPECT_EQ(loaded->metric.repetitions, spec.metric.repetitions);
+  ASSERT_TRUE(loaded->metric.work.has_value());
+  EXPECT_EQ(loaded->metric.work->text, spec.metric.work->text);
   EXPECT_EQ(loaded->search.max_nodes, 33);
   EXPECT_EQ(loaded->search.max_time_s, spec.search.max_time_s);
   EXPECT_EQ(loaded->critic.max_cv, spec.critic.max_cv);

@@ -35,6 +35,7 @@ struct CompiledValue {
   CompiledEffects effects;
   double crash_rate = 0;
   double accuracy_fail = 0;
+  std::vector<int> crash_unless;
 };
 
 struct CompiledAction {
@@ -44,6 +45,8 @@ struct CompiledAction {
   std::vector<int> crash_with;
   double accuracy_fail = 0;
   std::vector<int> fixed_by;
+  std::vector<int> crash_unless;
+  double inflation = 1;
   std::vector<CompiledValue> values;
 };
 
@@ -65,6 +68,14 @@ class LandscapeModel {
   double CrashRate(const Choices& c) const;
   double AccuracyFailRate(const Choices& c) const;
   bool Broken(const Choices& c) const { return CrashRate(c) > 0 || AccuracyFailRate(c) > 0; }
+  // An action or chosen value is on without all of its crash_unless prerequisites (SIGILL).
+  bool MissingPrerequisite(const Choices& c) const;
+  double Inflation(const Choices& c) const;
+  // What the optimum may be: neither broken nor inflated.
+  bool Eligible(const Choices& c) const { return !Broken(c) && Inflation(c) == 1; }
+  // The actions action i's truth names (when.with, crash_unless, accuracy_fixed_by): turning i
+  // on together with them is one move of the optimum's hill climb.
+  std::vector<int> Partners(int i) const;
 
  private:
   const Landscape& l_;

@@ -106,7 +106,7 @@ Status ReadValues(const JsonReader& action, std::vector<ActionValue>* out) {
     return action.FailAt(action.PathOf("values"), "is empty; expected at least one value");
   }
   for (const JsonReader& r : items) {
-    ARBOR_TRY(r.CheckObject({"value", "effects", "crash_rate", "accuracy_fail"}));
+    ARBOR_TRY(r.CheckObject({"value", "effects", "crash_rate", "accuracy_fail", "crash_unless"}));
     ActionValue v;
     ARBOR_TRY(r.ReadString("value", Need::kRequired, &v.value));
     for (const ActionValue& other : *out) {
@@ -119,6 +119,7 @@ Status ReadValues(const JsonReader& action, std::vector<ActionValue>* out) {
     ARBOR_TRY(r.ReadEffects("effects", &v.effects));
     ARBOR_TRY(r.ReadNumber("crash_rate", Range::kUnit, &v.crash_rate));
     ARBOR_TRY(r.ReadNumber("accuracy_fail", Range::kUnit, &v.accuracy_fail));
+    ARBOR_TRY(r.ReadStrings("crash_unless", &v.crash_unless));
     out->push_back(std::move(v));
   }
   return {};
@@ -126,7 +127,8 @@ Status ReadValues(const JsonReader& action, std::vector<ActionValue>* out) {
 
 Status ReadAction(const JsonReader& r, LandscapeAction* a) {
   ARBOR_TRY(r.CheckObject({"id", "layer", "category", "describe", "effects", "when", "crash_rate",
-                           "crash_with", "accuracy_fail", "accuracy_fixed_by", "values", "prior"}));
+                           "crash_with", "accuracy_fail", "accuracy_fixed_by", "crash_unless",
+                           "inflation", "values", "prior"}));
   ARBOR_TRY(r.ReadString("id", Need::kRequired, &a->id));
   if (!IsName(a->id)) {
     return r.FailAt(r.PathOf("id"), "'" + a->id +
@@ -153,6 +155,12 @@ Status ReadAction(const JsonReader& r, LandscapeAction* a) {
   ARBOR_TRY(r.ReadStrings("crash_with", &a->crash_with));
   ARBOR_TRY(r.ReadNumber("accuracy_fail", Range::kUnit, &a->accuracy_fail));
   ARBOR_TRY(r.ReadStrings("accuracy_fixed_by", &a->accuracy_fixed_by));
+  ARBOR_TRY(r.ReadStrings("crash_unless", &a->crash_unless));
+  ARBOR_TRY(r.ReadNumber("inflation", Range::kPositive, &a->inflation));
+  if (a->inflation < 1) {
+    return r.FailAt(r.PathOf("inflation"), "is " + json(a->inflation).dump() +
+                                               ", expected a number >= 1 (1 = honest readings)");
+  }
   ARBOR_TRY(ReadValues(r, &a->values));
   return ReadPrior(r, &a->prior);
 }
@@ -225,8 +233,11 @@ class NameCheck {
     }
     ARBOR_TRY(Ids(a.crash_with, path + ".crash_with", a.id));
     ARBOR_TRY(Ids(a.accuracy_fixed_by, path + ".accuracy_fixed_by", a.id));
+    ARBOR_TRY(Ids(a.crash_unless, path + ".crash_unless", a.id));
     for (size_t v = 0; v < a.values.size(); ++v) {
-      ARBOR_TRY(Effects(a.values[v].effects, Index(path + ".values", v) + ".effects"));
+      const std::string vp = Index(path + ".values", v);
+      ARBOR_TRY(Effects(a.values[v].effects, vp + ".effects"));
+      ARBOR_TRY(Ids(a.values[v].crash_unless, vp + ".crash_unless", a.id));
     }
     const Prior& p = a.prior;
     for (size_t t = 0; t < p.targets.size(); ++t) {

@@ -47,7 +47,14 @@ TEST(LandscapeParseTest, MalformedInputsNameThePath) {
       {"/actions/0/crash_rat", 0.1,
        "bad.json: actions[0].crash_rat: unknown key 'crash_rat'; expected one of id, layer, "
        "category, describe, effects, when, crash_rate, crash_with, accuracy_fail, "
-       "accuracy_fixed_by, values, prior"},
+       "accuracy_fixed_by, crash_unless, inflation, values, prior"},
+      {"/actions/3/crash_unless", json::array({"ghost"}),
+       "bad.json: actions[3].crash_unless[0]: unknown action 'ghost'; expected a declared id"},
+      {"/actions/8/values/0/crash_unless", json::array({"kernel.tile"}),
+       "bad.json: actions[8].values[0].crash_unless[0]: names the action itself; expected "
+       "another action's id"},
+      {"/actions/0/inflation", 0.5,
+       "bad.json: actions[0].inflation: is 0.5, expected a number >= 1 (1 = honest readings)"},
       {"/components/2/share", 0.05, "bad.json: components: shares sum to 0.95, expected 1 (±1e-6)"},
       {"/actions/1/effects/b", 0,
        "bad.json: actions[1].effects.b: is 0, expected a speedup factor > 0"},

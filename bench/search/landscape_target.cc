@@ -7,7 +7,9 @@
 //                    (likewise checks), so repeated runs of one configuration differ
 //   LS_<ID>          the configuration (Landscape::EnvVar, ConfigFromEnv)
 //
-//   --bench     prints {"value": V}; a crashing reading aborts (SIGABRT), like a real crash
+//   --bench     prints {"value": V, "work": W}; a crashing reading aborts (SIGABRT), like a real
+//               crash, or dies of SIGILL when an action runs without its crash_unless
+//               prerequisite (an instruction the machine lacks)
 //   --check     exit 0, or exit 1 with "accuracy: ..." on stdout
 //   --profile   the true profile in Arbor's profile JSON
 //   --campaign [--state PATH] [--max-nodes N]   the campaign file for this landscape
@@ -15,6 +17,7 @@
 //
 // Missing or malformed inputs exit 2 with one line on stderr.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -148,12 +151,21 @@ Result<int> Bench(const Inputs& in) {
   Config c = l.ConfigFromEnv(LsEnvironment());
   std::optional<double> value = l.Reading(c, in.seed, *k);
   if (!value) {
+    if (l.CrashSignal(c) == SIGILL) {
+      // What a binary built for a missing ISA extension does: no message of its own, the
+      // shell says "Illegal instruction".
+      std::fprintf(stderr, "landscape: illegal instruction at reading %llu\n",
+                   static_cast<unsigned long long>(*k));
+      std::fflush(stderr);
+      ::signal(SIGILL, SIG_DFL);
+      ::raise(SIGILL);
+    }
     std::fprintf(stderr, "landscape: crashed at reading %llu (crash rate %g); aborting\n",
                  static_cast<unsigned long long>(*k), l.CrashRate(c));
     std::fflush(stderr);
     std::abort();
   }
-  std::printf("%s\n", json{{"value", *value}}.dump().c_str());
+  std::printf("%s\n", json{{"value", *value}, {"work", l.Work(c)}}.dump().c_str());
   return 0;
 }
 

@@ -137,6 +137,35 @@ TEST_F(LandscapeTargetTest, BenchTakesTheNextReadingAndCrashesByAbort) {
   EXPECT_EQ(Slurp(state_), "bench 4\n");
 }
 
+// A gated action without its prerequisite dies of SIGILL (what Arbor's RCA reads as a missing
+// prerequisite); an inflation knob reports less work.
+TEST_F(LandscapeTargetTest, GatedCrashIsSigillAndKnobsReportLessWork) {
+  json doc = json::parse(testing::kExample);
+  doc["actions"].push_back({{"id", "avx"},
+                            {"layer", "kernel"},
+                            {"effects", {{"a", 2}}},
+                            {"crash_unless", {"fast_all"}}});
+  doc["actions"].push_back({{"id", "skip"}, {"layer", "application"}, {"inflation", 2}});
+  std::ofstream(file_) << doc.dump();
+  auto env = BaseEnv();
+  env["LS_AVX"] = "1";
+  Proc crash = Run({"--bench"}, env);
+  EXPECT_EQ(crash.signal, SIGILL);
+  EXPECT_NE(crash.err.find("illegal instruction"), std::string::npos) << crash.err;
+  env["LS_FAST_ALL"] = "1";  // the prerequisite: runs now
+  Proc ok = Run({"--bench"}, env);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_DOUBLE_EQ(json::parse(ok.out)["work"].get<double>(), 1);
+  env["LS_SKIP"] = "1";
+  Proc knob = Run({"--bench"}, env);
+  ASSERT_EQ(knob.exit_code, 0) << knob.err;
+  EXPECT_DOUBLE_EQ(json::parse(knob.out)["work"].get<double>(), 0.5);
+  env["LS_FAST_ALL"] = "0";
+  env["LS_FAST_B"] = "1";
+  env["LS_UNSAFE"] = "1";  // a crash pair and a missing prerequisite: the SIGILL comes first
+  EXPECT_EQ(Run({"--bench"}, env).signal, SIGILL);
+}
+
 TEST_F(LandscapeTargetTest, CheckFailsOnAccuracyAndKeepsItsOwnCounter) {
   auto env = BaseEnv();
   env["LS_APPROX"] = "1";

@@ -34,6 +34,7 @@ RunMetrics Measure(const Landscape& l, const Truth& truth, const RunResult& r, i
   m.crashes = r.crashes;
   m.accuracy_failures = r.accuracy_failures;
   m.runs = r.runs;
+  m.stop = r.stop;
   const int n = std::min(budget, static_cast<int>(r.states.size()));
   m.evals_used = n;
   const double goal = truth.baseline + 0.9 * (truth.optimum - truth.baseline);
@@ -51,6 +52,7 @@ RunMetrics Measure(const Landscape& l, const Truth& truth, const RunResult& r, i
     if (m.evals_to_90 < 0 && worth >= goal && truth.optimum > truth.baseline) m.evals_to_90 = k + 1;
   }
   m.final_broken = l.Broken(previous);
+  m.final_inflated = l.Inflated(previous);
   m.true_value = Worth(l, truth, previous);
   m.score = kNaN;
   m.gain = truth.optimum > truth.baseline
@@ -102,6 +104,7 @@ std::vector<Summary> Summarize(const std::vector<RunMetrics>& rows) {
       s.false_keeps_mean += m->false_keeps;
       s.crashes_mean += m->crashes;
       s.broken_finals += m->final_broken;
+      s.inflated_finals += m->final_inflated;
       runs.push_back(static_cast<double>(m->runs));
       used.push_back(m->evals_used);
     }

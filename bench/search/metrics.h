@@ -23,6 +23,9 @@ struct RunMetrics {
   int budget = 0;
   double true_value = 0;  // of the state after `budget` evaluations (broken: the baseline's)
   bool final_broken = false;
+  // The final state has an inflation knob on: its readings are not its value. Scored at its
+  // true value (which the knob never raises); "bad" to ship like a broken state.
+  bool final_inflated = false;
   int evals_used = 0;
   int evals_to_90 = -1;  // evaluations until 90% of the optimum's gain; -1: not within budget
   int keeps = 0;         // changes of the shipped state
@@ -30,6 +33,7 @@ struct RunMetrics {
   int crashes = 0;
   int accuracy_failures = 0;
   uint64_t runs = 0;  // benchmark runs spent
+  std::string stop;   // the policy's stop reason, if it gives one
   double score = 0;   // normalized: 0 = random search's median, 1 = the optimum (Normalize)
   double gain = 0;    // fraction of the optimum's gain over the baseline: 0 = baseline, 1 = optimum
   std::string error;
@@ -55,6 +59,7 @@ struct Summary {
   double false_keeps_mean = 0;
   double crashes_mean = 0;
   int broken_finals = 0;
+  int inflated_finals = 0;
   double runs_median = 0;
   double evals_used_median = 0;
   int errors = 0;

@@ -33,7 +33,7 @@ Best Enumerate(const LandscapeModel& m) {
     while (i < n && c[i] == m.Options(i) - 1) c[i++] = kOff;
     if (i == n) break;
     ++c[i];
-    if (m.Broken(c)) continue;
+    if (!m.Eligible(c)) continue;
     double t = m.RelativeTime(c);
     if (t < best.time * (1 - kTie)) best = {c, t};
   }
@@ -44,14 +44,14 @@ int Below(Rng& rng, int n) {
   return static_cast<int>(rng.Uniform() * n) % n;  // Uniform() < 1, the modulo is a guard
 }
 
-// A random configuration, with random actions switched off until it is not broken (the
-// baseline, all off, never is).
+// A random configuration, with random actions switched off until it is eligible (the
+// baseline, all off, always is).
 Choices RandomStart(const LandscapeModel& m, Rng& rng) {
   Choices c(m.actions(), kOff);
   for (int i = 0; i < m.actions(); ++i) {
     if (rng.Uniform() < 0.5) c[i] = Below(rng, m.Options(i));
   }
-  while (m.Broken(c)) {
+  while (!m.Eligible(c)) {
     std::vector<int> on;
     for (int i = 0; i < m.actions(); ++i) {
       if (c[i] != kOff) on.push_back(i);
@@ -61,13 +61,31 @@ Choices RandomStart(const LandscapeModel& m, Rng& rng) {
   return c;
 }
 
-// First-improvement hill climbing over single changes (one action off, on, or another value),
-// in a random order each round, never through a broken configuration.
-Best Climb(const LandscapeModel& m, Choices c, Rng& rng) {
-  std::vector<std::pair<int, int>> moves;
+struct Move {
+  int action = 0;
+  int choice = kOff;
+  std::vector<int> partners;  // switched on (first choice) with the action, when off
+};
+
+// Single changes (one action off, on, or another value), and each action switched on together
+// with the partners its truth names: a pair that only pays (or only runs) together is not
+// reachable one change at a time.
+std::vector<Move> Moves(const LandscapeModel& m) {
+  std::vector<Move> moves;
   for (int i = 0; i < m.actions(); ++i) {
-    for (int s = kOff; s < m.Options(i); ++s) moves.emplace_back(i, s);
+    std::vector<int> partners = m.Partners(i);
+    for (int s = kOff; s < m.Options(i); ++s) {
+      moves.push_back({i, s, {}});
+      if (s != kOff && !partners.empty()) moves.push_back({i, s, partners});
+    }
   }
+  return moves;
+}
+
+// First-improvement hill climbing over Moves, in a random order each round, never through an
+// ineligible configuration.
+Best Climb(const LandscapeModel& m, Choices c, Rng& rng) {
+  std::vector<Move> moves = Moves(m);
   Best best{c, m.RelativeTime(c)};
   bool improved = true;
   while (improved) {
@@ -75,11 +93,13 @@ Best Climb(const LandscapeModel& m, Choices c, Rng& rng) {
     for (size_t k = moves.size(); k > 1; --k) {
       std::swap(moves[k - 1], moves[Below(rng, static_cast<int>(k))]);
     }
-    for (const auto& [i, s] : moves) {
-      if (best.choices[i] == s) continue;
+    for (const Move& move : moves) {
       Choices next = best.choices;
-      next[i] = s;
-      if (m.Broken(next)) continue;
+      next[move.action] = move.choice;
+      for (int p : move.partners) {
+        if (next[p] == kOff) next[p] = 0;
+      }
+      if (next == best.choices || !m.Eligible(next)) continue;
       double t = m.RelativeTime(next);
       if (t < best.time * (1 - kTie)) {
         best = {std::move(next), t};

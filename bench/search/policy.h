@@ -57,6 +57,7 @@ struct RunResult {
   int crashes = 0;            // evaluations that crashed
   int accuracy_failures = 0;  // evaluations whose check failed
   uint64_t runs = 0;          // benchmark runs spent (the engine re-measures its incumbent)
+  std::string stop;           // why the policy stopped, when it says (the engine's stop reason)
   std::string error;          // non-empty: the run failed (reported, never silently scored)
 };
 

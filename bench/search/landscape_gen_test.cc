@@ -1,0 +1,138 @@
+// Generated landscapes (landscape_gen.h): deterministic, in range, every trouble present across
+// seeds, and each one a valid landscape file whose optimum its own campaign file allows.
+#include "bench/search/landscape_gen.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+namespace arbor::search {
+namespace {
+
+constexpr int kSeeds = 200;
+
+// Every declared requirement of an action on is on, and no declared conflict has both sides on.
+bool AllowedByPriors(const Landscape& l, const Config& c) {
+  for (const auto& [id, value] : c) {
+    const LandscapeAction* a = l.Find(id);
+    for (const std::string& r : a->prior.requires_) {
+      if (!c.contains(r)) return false;
+    }
+    for (const std::string& x : a->prior.conflicts) {
+      if (c.contains(x)) return false;
+    }
+  }
+  return true;
+}
+
+TEST(LandscapeGenTest, SameSeedSameLandscapeOtherSeedOther) {
+  EXPECT_EQ(Generate(7).ToJson(), Generate(7).ToJson());
+  EXPECT_NE(Generate(7).ToJson(), Generate(8).ToJson());
+  EXPECT_EQ(Generate(7).name, "gen-7");
+}
+
+TEST(LandscapeGenTest, RangesHoldForEverySeed) {
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    SCOPED_TRACE(seed);
+    Landscape l = Generate(seed);
+    EXPECT_GE(l.components.size(), 3u);
+    EXPECT_LE(l.components.size(), 8u);
+    EXPECT_GE(l.actions.size(), 10u);
+    EXPECT_LE(l.actions.size(), 61u);  // 60, and a trap's fix may come on top
+    double sum = 0;
+    for (const LandscapeComponent& c : l.components) {
+      EXPECT_GT(c.share, 0);
+      sum += c.share;
+    }
+    EXPECT_NEAR(sum, 1, 1e-9);
+    EXPECT_GE(l.noise.cv, 0.01);
+    EXPECT_LE(l.noise.cv, 0.08);
+    EXPECT_FALSE(l.Broken({}));
+    EXPECT_FALSE(l.Inflated({}));
+  }
+}
+
+TEST(LandscapeGenTest, OptionsBoundTheSizes) {
+  GenOptions o;
+  o.min_actions = o.max_actions = 12;
+  o.min_components = o.max_components = 4;
+  Landscape l = Generate(3, o);
+  EXPECT_EQ(l.components.size(), 4u);
+  EXPECT_GE(l.actions.size(), 12u);
+  EXPECT_LE(l.actions.size(), 13u);
+}
+
+TEST(LandscapeGenTest, EveryFeatureAppearsAcrossSeedsAndNoneEverywhere) {
+  std::map<std::string, int> count;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    for (const std::string& f : Features(Generate(seed))) ++count[f];
+  }
+  for (const std::string& f : FeatureNames()) {
+    SCOPED_TRACE(f);
+    // Present often enough to be judged on, absent often enough to compare against.
+    EXPECT_GE(count[f], kSeeds / 10);
+    EXPECT_LT(count[f], kSeeds);
+  }
+}
+
+TEST(LandscapeGenTest, EveryLandscapeRoundTripsThroughItsFile) {
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    SCOPED_TRACE(seed);
+    Landscape l = Generate(seed);
+    const std::string text = l.ToJson();
+    Result<Landscape> back = Landscape::Parse(text, l.name + ".json");
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->ToJson(), text);
+    // The same truth, not only the same text.
+    Config all;
+    for (const LandscapeAction& a : l.actions)
+      all[a.id] = a.values.empty() ? "on" : a.values[0].value;
+    EXPECT_EQ(back->TrueValue(all), l.TrueValue(all));
+    EXPECT_EQ(back->CrashRate(all), l.CrashRate(all));
+    EXPECT_EQ(back->Inflation(all), l.Inflation(all));
+  }
+}
+
+// Misleading priors, not contradictory ones: the campaign file never forbids the optimum, so an
+// engine that follows it can reach it. Checked on a sample (FindOptimum climbs on large ones).
+TEST(LandscapeGenTest, TheOptimumIsAllowedByTheDeclaredPriors) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE(seed);
+    Landscape l = Generate(seed);
+    Optimum o = FindOptimum(l, 2'000'000, 20);
+    EXPECT_GT(o.value, l.TrueValue({}));
+    EXPECT_FALSE(l.Broken(o.config));
+    EXPECT_FALSE(l.Inflated(o.config));
+    EXPECT_TRUE(AllowedByPriors(l, o.config));
+  }
+}
+
+TEST(LandscapeGenTest, GatedActionsDieOfSigillAndKnobsInflate) {
+  int gated = 0, knobs = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    Landscape l = Generate(seed);
+    for (const LandscapeAction& a : l.actions) {
+      if (!a.crash_unless.empty()) {
+        ++gated;
+        Config alone = {{a.id, "on"}};
+        EXPECT_EQ(l.CrashRate(alone), 1);
+        EXPECT_EQ(l.CrashSignal(alone), 4);
+        for (const std::string& p : a.crash_unless) alone[p] = "on";
+        EXPECT_EQ(l.CrashSignal(alone), 6);
+      }
+      if (a.inflation > 1) {
+        ++knobs;
+        Config on = {{a.id, "on"}};
+        EXPECT_LE(l.TrueValue(on), l.TrueValue({}));
+        EXPECT_DOUBLE_EQ(l.Work(on), 1 / a.inflation);
+        EXPECT_TRUE(l.Inflated(on));
+      }
+    }
+  }
+  EXPECT_GT(gated, 0);
+  EXPECT_GT(knobs, 0);
+}
+
+}  // namespace
+}  // namespace arbor::search
