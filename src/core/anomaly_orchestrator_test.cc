@@ -51,7 +51,7 @@ TEST(AnomalyLoopTest, ABrokenNumberIsNotKeptAndTheRealWinIs) {
   EXPECT_EQ(huge->outcome, Outcome::kReverted) << huge->diagnosis;
   EXPECT_EQ(huge->critic.rca, "anomaly");
   EXPECT_TRUE(HasFlag(*huge, "anomaly"));
-  EXPECT_NE(huge->diagnosis.find("no [metric] work declared"), std::string::npos)
+  EXPECT_NE(huge->diagnosis.find("not kept without evidence"), std::string::npos)
       << huge->diagnosis;
   EXPECT_GE(rig.Events("anomaly"), 2);  // raised, then decided after the re-runs
   const Node* fast = rig.ByKey("real.fast");

@@ -276,18 +276,25 @@ Status Orchestrator::BenchInterleaved(Node* node) {
 
 Status Orchestrator::Confirm(Node* node) {
   const bool anomaly = HasFlag(*node, "anomaly");
-  if (anomaly) {  // a broken state can print a broken number: its check runs once more
+  {
+    // Nothing is kept on one passing check: a check that fails some of the time passes once
+    // often enough to ship a broken state (and a broken state can print a broken number).
     bool failed = false;
     ARBOR_TRY(EnsureBuilt(node, &failed));
     if (failed) return {};
-    Measurement m = ports_.target->Check(Context(*node, "check-anomaly"));
+    Measurement m = ports_.target->Check(Context(*node, anomaly ? "check-anomaly" : "check-confirm"));
     node->cost_s += m.step.duration_s;
-    if (!m.step.ok()) {
+    if (!m.step.ok() && anomaly) {
       node->critic.rca = "anomaly";
       return Finish(node, Outcome::kReverted,
                     "anomaly: the check failed when re-run (" + DescribeStep(m.step) +
                         "): the implausible gain came with a broken state",
                     "reverted");
+    }
+    if (!m.step.ok()) {
+      m.step.detail = "passed once, failed when re-run before the keep (a flaky check)" +
+                      (m.step.detail.empty() ? "" : ": " + m.step.detail);
+      return FailStep(node, "check", m.step, Outcome::kReverted);
     }
   }
   Verdict v;

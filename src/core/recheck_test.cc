@@ -10,7 +10,8 @@ namespace {
 using critic_rig::Env;
 using critic_rig::Rig;
 
-// fast.flaky doubles the metric but its check passes only the first time it runs; other.win is
+// fast.flaky doubles the metric but its check passes only the first two times it runs (its own
+// check and the re-check before the keep), then fails; other.win is
 // a real 1.3x win with a deterministic check.
 void InstallFlakyWin(Rig* rig, int* flaky_checks) {
   ActionSpec flaky = Env("fast.flaky", "FLAKY", "1", {}, 2.0);
@@ -21,7 +22,8 @@ void InstallFlakyWin(Rig* rig, int* flaky_checks) {
     return 100.0 * (env.count("FLAKY") ? 2 : 1) * (env.count("WIN") ? 1.3 : 1);
   };
   rig->target.check_ok = [flaky_checks](const EnvOverlay& env) {
-    return env.count("FLAKY") == 0 || ++*flaky_checks == 1;
+    // Passes its own check and the re-check before the keep (confirmation), then fails.
+    return env.count("FLAKY") == 0 || ++*flaky_checks <= 2;
   };
 }
 
@@ -111,7 +113,7 @@ TEST(RecheckTest, ACandidateThatAloneFailsTheCheckIsBlamedAsBefore) {
 TEST(RecheckTest, TheFlakyChangeDeeperInThePathIsFoundAndTheGoodKeepsComeBack) {
   Rig rig;
   int flaky_checks = 0;
-  // fast.flaky (x2, check passes only once) is tried first, then good.win (x1.5) is kept on top
+  // fast.flaky (x2, check passes only twice) is tried first, then good.win (x1.5) is kept on top
   // of it; late.win (x1.2) then fails the check because of fast.flaky.
   ActionSpec flaky = Env("fast.flaky", "FLAKY", "1", {}, 3.0);
   ActionSpec good = Env("good.win", "GOOD", "1", {}, 2.0);
@@ -123,7 +125,8 @@ TEST(RecheckTest, TheFlakyChangeDeeperInThePathIsFoundAndTheGoodKeepsComeBack) {
            (env.count("LATE") ? 1.2 : 1);
   };
   rig.target.check_ok = [&flaky_checks](const EnvOverlay& env) {
-    return env.count("FLAKY") == 0 || ++flaky_checks <= 2;  // its own check and good.win's
+    // Its own check and confirmation re-check, and good.win's two.
+    return env.count("FLAKY") == 0 || ++flaky_checks <= 4;
   };
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
