@@ -214,8 +214,8 @@ TEST(AssessNoiseTest, OneOutlierDoesNotInflateTheNoiseEstimate) {
 TEST(AssessNoiseTest, TheTimeBudgetCapsTheRepetitions) {
   // Each run takes 2 s and each evaluation may take 60 s: 60 / (4 · 2) = 7 repetitions at most.
   CriticSpec critic;
-  NoiseReport r = AssessNoise({90, 110, 90, 110, 90, 110, 90, 110, 100}, critic, 5,
-                              NoiseBudget{2.0, 60.0});
+  NoiseReport r =
+      AssessNoise({90, 110, 90, 110, 90, 110, 90, 110, 100}, critic, 5, NoiseBudget{2.0, 60.0});
   EXPECT_EQ(r.cap, 7);
   EXPECT_TRUE(r.capped);
   EXPECT_EQ(r.recommended_repetitions, 7);

@@ -3,10 +3,10 @@
 // reverted, constrained or re-queued, and why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-#include <algorithm>
 
 #include "core/critic_gate.h"
 #include "core/critic_rig_testing.h"
@@ -251,9 +251,10 @@ TEST(CriticLoopTest, TheCircuitBreakerTripsAtExactlyNCrashesAndPausesTheTripping
   // of that third crash too.
   Rig rig;
   rig.spec.critic.circuit_breaker = 3;
-  rig.spec.actions = {Env("vendora.x", "CRASH_A", "1", {}, 3), Env("vendorb.x", "CRASH_B", "1", {}, 3),
-                      Env("vendorc.x", "CRASH_C", "1", {}, 3), Env("vendord.x", "CRASH_D", "1", {}, 3),
-                      Env("safe.d", "D", "1", {}, 1.2)};
+  rig.spec.actions = {Env("vendora.x", "CRASH_A", "1", {}, 3),
+                      Env("vendorb.x", "CRASH_B", "1", {}, 3),
+                      Env("vendorc.x", "CRASH_C", "1", {}, 3),
+                      Env("vendord.x", "CRASH_D", "1", {}, 3), Env("safe.d", "D", "1", {}, 1.2)};
   rig.target.bench = [](const RunContext& ctx, int) {
     Measurement m;
     for (const char* v : {"CRASH_A", "CRASH_B", "CRASH_C", "CRASH_D"}) {

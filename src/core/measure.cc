@@ -282,7 +282,8 @@ Status Orchestrator::Confirm(Node* node) {
     bool failed = false;
     ARBOR_TRY(EnsureBuilt(node, &failed));
     if (failed) return {};
-    Measurement m = ports_.target->Check(Context(*node, anomaly ? "check-anomaly" : "check-confirm"));
+    Measurement m =
+        ports_.target->Check(Context(*node, anomaly ? "check-anomaly" : "check-confirm"));
     node->cost_s += m.step.duration_s;
     if (!m.step.ok() && anomaly) {
       node->critic.rca = "anomaly";

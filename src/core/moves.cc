@@ -10,10 +10,13 @@
 namespace arbor {
 namespace {
 
-constexpr std::pair<Move, std::string_view> kMoveNames[] = {
-    {Move::kIntrospect, "introspect"}, {Move::kCarry, "carry"},   {Move::kPrerequisite, "prerequisite"},
-    {Move::kRevisit, "revisit"},       {Move::kRetune, "retune"}, {Move::kRemeasure, "remeasure"},
-    {Move::kRetry, "retry"}};
+constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, "introspect"},
+                                                            {Move::kCarry, "carry"},
+                                                            {Move::kPrerequisite, "prerequisite"},
+                                                            {Move::kRevisit, "revisit"},
+                                                            {Move::kRetune, "retune"},
+                                                            {Move::kRemeasure, "remeasure"},
+                                                            {Move::kRetry, "retry"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 
@@ -92,7 +95,8 @@ std::string MoveFlag(Move m) { return std::string(kMovePrefix) + std::string(Mov
 
 std::optional<Move> MoveOf(const Node& node) {
   for (const std::string& f : node.critic.flags) {
-    if (StartsWith(f, kMovePrefix)) return ParseMove(std::string_view(f).substr(kMovePrefix.size()));
+    if (StartsWith(f, kMovePrefix))
+      return ParseMove(std::string_view(f).substr(kMovePrefix.size()));
   }
   return std::nullopt;
 }
@@ -210,8 +214,8 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 
 int RemeasureDepth(const Tree& tree, const Node& node) {
   int depth = 0;
-  for (const Node* n = &node; n != nullptr && MoveOf(*n) == Move::kRemeasure &&
-                              depth <= kMaxRemeasures;
+  for (const Node* n = &node;
+       n != nullptr && MoveOf(*n) == Move::kRemeasure && depth <= kMaxRemeasures;
        n = tree.Find(n->critic.requeued_from)) {
     ++depth;
   }
@@ -234,8 +238,8 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
   for (const Node* x : close) {
     if (retried.count(x->id)) continue;
     out.push_back({x->id,
-                   "a close call: " + Percent(*x->gain) + " at p=" +
-                       FormatDouble(*x->critic.p_value, 3) + "; measured again with " +
+                   "a close call: " + Percent(*x->gain) +
+                       " at p=" + FormatDouble(*x->critic.p_value, 3) + "; measured again with " +
                        std::to_string(2 << RemeasureDepth(tree, *x)) + "× the repetitions",
                    std::nullopt, Move::kRemeasure});
   }

@@ -37,10 +37,10 @@ inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPr
                                      Move::kRetry};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
-std::string MoveFlag(Move m);                   // "move:<name>"
-std::optional<Move> MoveOf(const Node& node);   // from its flags
-inline constexpr double kCloseCallP = 0.20;  // a revert with p ≤ this and enough gain is close
-inline constexpr int kMaxRemeasures = 3;      // a close call is re-measured at 2×, 4×, 8× at most
+std::string MoveFlag(Move m);                  // "move:<name>"
+std::optional<Move> MoveOf(const Node& node);  // from its flags
+inline constexpr double kCloseCallP = 0.20;    // a revert with p ≤ this and enough gain is close
+inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×, 4×, 8× at most
 
 // How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a
 // re-measured node runs 2^depth × the campaign's repetitions per look.

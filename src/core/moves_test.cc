@@ -163,7 +163,8 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
 // The loop: simd.avx dies with SIGILL until march.native is kept, then wins 30%.
 TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
   Rig rig;
-  rig.spec.actions = {Env("simd.avx", "AVX", "1", {}, 2.0), Env("march.native", "MARCH", "1", {}, 1.2)};
+  rig.spec.actions = {Env("simd.avx", "AVX", "1", {}, 2.0),
+                      Env("march.native", "MARCH", "1", {}, 1.2)};
   rig.target.bench = [](const RunContext& ctx, int) {
     Measurement m;
     if (ctx.env.count("AVX") && !ctx.env.count("MARCH")) {

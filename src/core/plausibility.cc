@@ -94,17 +94,15 @@ AnomalyVerdict JudgeAnomaly(double observed_speedup, const Plausibility& p,
     v.reason = claim + "; kept: the work metric held (" + Times(*e.work_ratio) + ")";
     return v;
   }
-  const bool reproduced = !e.work_ratio && e.first_speedup && *e.first_speedup > 0 &&
-                          observed_speedup > 0 &&
-                          std::max(*e.first_speedup, observed_speedup) /
-                                  std::min(*e.first_speedup, observed_speedup) <=
-                              kReproducedAgreement;
+  const bool reproduced =
+      !e.work_ratio && e.first_speedup && *e.first_speedup > 0 && observed_speedup > 0 &&
+      std::max(*e.first_speedup, observed_speedup) / std::min(*e.first_speedup, observed_speedup) <=
+          kReproducedAgreement;
   if (reproduced && observed_speedup <= kReproducibleBeyondBound * p.bound) {
     v.keep = true;
     v.reason = claim + "; kept: a fresh run with twice the repetitions reproduced it (" +
-               Times(*e.first_speedup) + " then " + Times(observed_speedup) +
-               "), within ×" + FormatDouble(kReproducibleBeyondBound) +
-               " of the bound: the prior was too low";
+               Times(*e.first_speedup) + " then " + Times(observed_speedup) + "), within ×" +
+               FormatDouble(kReproducibleBeyondBound) + " of the bound: the prior was too low";
     return v;
   }
   v.reason = claim + "; not kept without evidence (" +

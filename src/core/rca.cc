@@ -195,10 +195,14 @@ constexpr std::string_view kDependencyNeedles[] = {"cannot open shared object fi
                                                    "cannot find -l",
                                                    "Could NOT find",
                                                    "error while loading shared libraries"};
-constexpr std::string_view kPrerequisiteNeedles[] = {
-    "Illegal instruction", "illegal instruction", "unrecognized command-line option",
-    "unrecognized command line option", "unsupported instruction", "not supported on this CPU",
-    "is not supported by this CPU", "CPU does not support"};
+constexpr std::string_view kPrerequisiteNeedles[] = {"Illegal instruction",
+                                                     "illegal instruction",
+                                                     "unrecognized command-line option",
+                                                     "unrecognized command line option",
+                                                     "unsupported instruction",
+                                                     "not supported on this CPU",
+                                                     "is not supported by this CPU",
+                                                     "CPU does not support"};
 constexpr std::string_view kBuildPrimary[] = {"error:", "undefined reference",
                                               "multiple definition of", "error[E"};
 constexpr std::string_view kBuildSecondary[] = {

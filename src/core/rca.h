@@ -34,13 +34,13 @@ enum class RcaClass {
 };
 
 enum class RcaEffect {
-  kRetryOnce,        // implementation bug: one constrained retry with the diagnosis attached
-  kPruneDirection,   // unproductive direction: publish a constraint
-  kBlockDependency,  // record the dependency; block only what needs it
+  kRetryOnce,          // implementation bug: one constrained retry with the diagnosis attached
+  kPruneDirection,     // unproductive direction: publish a constraint
+  kBlockDependency,    // record the dependency; block only what needs it
   kAwaitPrerequisite,  // block the candidate until the path changes (a keep), then retry it
-  kRerun,            // flaky: run the step once more
-  kRequeue,          // infrastructure: run the node once more, not counted against the action
-  kNone,             // record only
+  kRerun,              // flaky: run the step once more
+  kRequeue,            // infrastructure: run the node once more, not counted against the action
+  kNone,               // record only
 };
 
 std::string_view RcaClassName(RcaClass c);  // "build_error", "out_of_memory", ...

@@ -92,8 +92,8 @@ std::vector<Case> Cases() {
        RcaClass::kDependency, "fatal error: zstd.h", RcaEffect::kBlockDependency, "zstd.h"},
       {"missing -l", In("build", Failed(1), "/usr/bin/ld: cannot find -lnuma: No such file\n"),
        RcaClass::kDependency, "cannot find -lnuma", RcaEffect::kBlockDependency, "libnuma"},
-      {"illegal instruction", In("bench", Signaled(4), "starting run\n"),
-       RcaClass::kPrerequisite, "killed by SIGILL", RcaEffect::kAwaitPrerequisite},
+      {"illegal instruction", In("bench", Signaled(4), "starting run\n"), RcaClass::kPrerequisite,
+       "killed by SIGILL", RcaEffect::kAwaitPrerequisite},
       {"illegal instruction via the shell", In("bench", Failed(132), "Illegal instruction\n"),
        RcaClass::kPrerequisite, "Illegal instruction", RcaEffect::kAwaitPrerequisite},
       {"unsupported compiler option",
@@ -239,10 +239,9 @@ TEST(RcaTest, ExecutorLossIsInfrastructure) {
 
 TEST(RcaTest, NamesRoundTrip) {
   for (RcaClass c : {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kPrerequisite,
-                     RcaClass::kRuntimeCrash,
-                     RcaClass::kOutOfMemory, RcaClass::kResourceLimit, RcaClass::kTimeout,
-                     RcaClass::kAccuracy, RcaClass::kGuard, RcaClass::kFlaky, RcaClass::kBadOutput,
-                     RcaClass::kInfrastructure, RcaClass::kUnknown}) {
+                     RcaClass::kRuntimeCrash, RcaClass::kOutOfMemory, RcaClass::kResourceLimit,
+                     RcaClass::kTimeout, RcaClass::kAccuracy, RcaClass::kGuard, RcaClass::kFlaky,
+                     RcaClass::kBadOutput, RcaClass::kInfrastructure, RcaClass::kUnknown}) {
     EXPECT_EQ(ParseRcaClass(RcaClassName(c)), c);
   }
   for (RcaEffect e :

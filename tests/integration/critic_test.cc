@@ -331,14 +331,13 @@ TEST(IntegrationCritic, InflatedWorkIsReverted) {
 // outlier, and the campaign spends its budget: the real change is kept, no no-op is.
 TEST(IntegrationCritic, AnOutlierInThePreflightNeitherStopsNorFoolsTheCampaign) {
   TempWorkspace ws;
-  std::string toml =
-      Campaign(ws, "outliers",
-               "NOISE = \"0.02\", OUTLIER_EVERY = \"7\", OUTLIER_FIRST = \"3\", "
-               "OUTLIER_FACTOR = \"0.4\"",
-               "\n[search]\nmax_nodes = 6\n") +
-      Action("noop-a", "noop-a", 1.5, "NOOP_A = \"1\"") +
-      Action("noop-b", "noop-b", 1.5, "NOOP_B = \"1\"") +
-      Action("real", "real", 1.3, "SPEED = \"1.2\"");
+  std::string toml = Campaign(ws, "outliers",
+                              "NOISE = \"0.02\", OUTLIER_EVERY = \"7\", OUTLIER_FIRST = \"3\", "
+                              "OUTLIER_FACTOR = \"0.4\"",
+                              "\n[search]\nmax_nodes = 6\n") +
+                     Action("noop-a", "noop-a", 1.5, "NOOP_A = \"1\"") +
+                     Action("noop-b", "noop-b", 1.5, "NOOP_B = \"1\"") +
+                     Action("real", "real", 1.3, "SPEED = \"1.2\"");
   std::vector<TreeNode> nodes = RunCampaign(ws, toml);
   nlohmann::json status = ws.ArborJson({"status", "--json"});
   EXPECT_NE(status.value("stop_reason", ""), "too_noisy") << status.dump();
@@ -359,8 +358,7 @@ TEST(IntegrationCritic, AnOutlierInThePreflightNeitherStopsNorFoolsTheCampaign) 
 // 1.5x change is kept.
 TEST(IntegrationCritic, AVeryNoisyBenchGetsMoreRepetitionsAndStillEvaluates) {
   TempWorkspace ws;
-  std::string toml = Campaign(ws, "veryNoisy", "NOISE = \"0.15\"",
-                              "\n[search]\nmax_nodes = 3\n") +
+  std::string toml = Campaign(ws, "veryNoisy", "NOISE = \"0.15\"", "\n[search]\nmax_nodes = 3\n") +
                      Action("noop-a", "noop-a", 1.5, "NOOP_A = \"1\"") +
                      Action("real", "real", 1.5, "SPEED = \"1.5\"");
   std::vector<TreeNode> nodes = RunCampaign(ws, toml);
