@@ -134,9 +134,12 @@ TEST(IntegrationKb, LaterCampaignsStartWithWhatEarlierOnesLearned) {
   // Same hardware: the best is reached sooner, and fewer known-bad actions are tried.
   EXPECT_LT(n2, n1) << why;
   EXPECT_LT(b2, b1) << why;
-  // Other hardware: still a benefit, a smaller one; the entries weigh less in its scores.
+  // Other hardware: still a benefit, a smaller one; the entries weigh less in its scores. They
+  // re-weigh candidates there, never veto them (that takes the same hardware and operating
+  // point), and a campaign with budget left tries every candidate in the end (docs/search.md),
+  // so the known-bad ones may all run again, later: no more of them than the first time.
   EXPECT_LE(n3, n1) << why;
-  EXPECT_LT(b3, b1) << why;
+  EXPECT_LE(b3, b1) << why;
   EXPECT_GE(b3, b2) << why;
   EXPECT_EQ(MeanKbWeight(first), 0) << "an empty knowledge base shapes nothing";
   EXPECT_GT(MeanKbWeight(third), 0) << why;
