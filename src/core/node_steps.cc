@@ -281,15 +281,11 @@ Status Orchestrator::StepDecide(Node* node) {
   std::vector<Node> others = MovesAtKeep(*node);
   std::vector<Event> events{MakeEvent(node->id, "kept", reason)};
   for (const Node& q : others) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
-  for (NodeId child : tree_.Children(node->parent)) {
-    const Node* c = tree_.Find(child);
-    if (c->outcome != Outcome::kPending || c->id == node->id) continue;
-    Node p = *c;
-    p.outcome = Outcome::kPruned;
-    p.step = Step::kDone;
-    p.diagnosis = "superseded: the incumbent moved to #" + std::to_string(node->id) +
-                  " (re-queued there unless the new path rules it out)";
-    others.push_back(p);
+  for (Node& p :
+       SupersedePending(node->parent, node->id,
+                        "superseded: the incumbent moved to #" + std::to_string(node->id) +
+                            " (re-queued there unless the new path rules it out)")) {
+    others.push_back(std::move(p));
   }
   // Recorded first, promoted second: if the process dies in between, Reconcile() promotes.
   ARBOR_TRY(SaveMany(*node, others, std::move(events)));

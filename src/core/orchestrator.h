@@ -133,6 +133,9 @@ class Orchestrator {
   // At a keep: the pending siblings it supersedes and the candidates that lacked a
   // prerequisite, as pending children of `kept` (moves.h: CarryOver, PrerequisiteRetries).
   std::vector<Node> MovesAtKeep(const Node& kept);
+  // The pending children of `parent` (but `except`) closed as pruned with `diagnosis`: ideas
+  // re-queued under a state the search has moved away from.
+  std::vector<Node> SupersedePending(NodeId parent, NodeId except, const std::string& diagnosis);
   // Pending children of `parent` retrying each re-queued node.
   std::vector<Node> RequeueUnder(const Node& parent, const std::vector<Requeue>& requeues);
   // Finishes `node` with `outcome` and a diagnosis, releasing its worktree.

@@ -77,14 +77,10 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, boo
             : "un-kept: built on " + f + ", whose check is flaky (it may be tried again)";
     changed.push_back(n);
   }
-  for (NodeId child : tree_.Children(parent->id)) {  // re-queued ideas that will never run
-    const Node* q = tree_.Find(child);
-    if (q->outcome != Outcome::kPending || q->id == node->id) continue;
-    Node p = *q;
-    p.outcome = Outcome::kPruned;
-    p.step = Step::kDone;
-    p.diagnosis = "superseded: the incumbent moved back to " + c;
-    changed.push_back(p);
+  // Re-queued ideas that will never run.
+  for (Node& p :
+       SupersedePending(parent->id, node->id, "superseded: the incumbent moved back to " + c)) {
+    changed.push_back(std::move(p));
   }
   node->outcome = Outcome::kReverted;
   node->step = Step::kDone;

@@ -39,6 +39,21 @@ std::vector<Node> Orchestrator::IntrospectAfterKeep(const Node& kept, const Prof
                                        [this](NodeId id) { return ProfileAt(id); }));
 }
 
+std::vector<Node> Orchestrator::SupersedePending(NodeId parent, NodeId except,
+                                                 const std::string& diagnosis) {
+  std::vector<Node> out;
+  for (NodeId child : tree_.Children(parent)) {
+    const Node* c = tree_.Find(child);
+    if (c->outcome != Outcome::kPending || c->id == except) continue;
+    Node p = *c;
+    p.outcome = Outcome::kPruned;
+    p.step = Step::kDone;
+    p.diagnosis = diagnosis;
+    out.push_back(p);
+  }
+  return out;
+}
+
 std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
   std::vector<Requeue> moves = CarryOver(tree_, catalog_, kept.id);
   std::vector<Requeue> retries = PrerequisiteRetries(tree_, catalog_, kept.id);
