@@ -103,6 +103,7 @@ Status Orchestrator::EnsureBaseBuilt(const Node& parent, bool* failed, Node* nod
     *failed = true;
     r.detail = "the incumbent #" + std::to_string(parent.id) + " no longer builds" +
                (r.detail.empty() ? "" : ": " + r.detail);
+    if (node == nullptr) return {};  // no node to finish: the caller decides
     return FailStep(node, "infrastructure", r, Outcome::kCrashed);
   }
   base_node_ = parent.id;
@@ -124,6 +125,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
   std::vector<Sample> base = SamplesOfArm(*all, base_arm);
   std::vector<Sample> cand = SamplesOfArm(*all, cand_arm);
 
+  // Both arms on the same machine when the executor can hold one (Target::BeginMeasurement).
+  std::optional<MeasurementScope> scope;
   auto measure = [&](bool is_base, int rep, bool keep) -> Result<std::optional<Sample>> {
     const Node& who = is_base ? parent : *node;
     RunContext ctx = ContextAt(who, is_base ? base_worktree_ : worktree_,
@@ -133,6 +136,16 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     Measurement m = ports_.target->Bench(ctx);
     node->cost_s += m.step.duration_s;
     if (!m.step.ok() || !m.value) {
+      if (is_base && !m.step.infrastructure) {
+        // The incumbent's own run failed: the path is flaky, not this candidate (recheck.cc).
+        bool handled = false;
+        scope.reset();  // the re-check builds and measures the path's states on its own
+        ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kBench, &handled));
+        if (handled) return std::optional<Sample>();
+        // Not a kept incumbent (the baseline itself, or no Critic): still not the candidate's
+        // fault; it runs once more (RCA "infrastructure" re-queues once, blames nothing).
+        m.step.infrastructure = true;
+      }
       if (is_base) {
         m.step.detail = "the incumbent's benchmark failed" +
                         (m.step.detail.empty() ? "" : ": " + m.step.detail);
@@ -147,8 +160,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     return std::optional<Sample>(s);
   };
 
-  // Both arms on the same machine when the executor can hold one (Target::BeginMeasurement).
-  MeasurementScope scope(ports_.target, node->id);
+  scope.emplace(ports_.target, node->id);
   // Warm-up: one discarded run of each arm (caches, page faults, CPU frequency).
   if (base.empty() && cand.empty()) {
     for (bool is_base : {true, false}) {
@@ -377,6 +389,19 @@ Status Orchestrator::ConfirmFinal() {
     if (!r.ok()) return {};  // it built when it was kept; nothing to confirm now
     built_node_ = best.id;
   }
+  // The final validation: the state handed to the user must not fail its check now and then
+  // (a change failing a few checks in ten can pass the two it gets before its keep). A failure
+  // un-keeps the path down to a state that passes as often (recheck.cc), which is validated next.
+  if (spec_.critic.recheck) {
+    for (int i = 0; i < kCleanRuns; ++i) {
+      if (stop_requested_.load()) return {};
+      Measurement m = ports_.target->Check(Context(best, "check-final-" + std::to_string(i)));
+      if (m.step.ok() || m.step.infrastructure) continue;
+      bool handled = false;
+      ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kCheck, m.step, nullptr, &handled));
+      return ConfirmFinal();
+    }
+  }
   auto all = SamplesOf(best.id);
   if (!all.ok()) return all.error();
   std::vector<Sample> base = SamplesOfArm(*all, "final-base");
@@ -400,6 +425,14 @@ Status Orchestrator::ConfirmFinal() {
       ctx.node = best.id;
       ctx.repetition = i;
       Measurement m = ports_.target->Bench(ctx);
+      if (!is_base && (!m.step.ok() || !m.value) && !m.step.infrastructure &&
+          spec_.critic.recheck) {
+        // The best state's own run failed: it crashes now and then; hand over a clean one.
+        scope.reset();
+        bool handled = false;
+        ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kBench, m.step, nullptr, &handled));
+        return ConfirmFinal();
+      }
       if (!m.step.ok() || !m.value) {  // reported without an interval, and said so
         meta_.final_node = best.id;
         return Save(best, {MakeEvent(best.id, "measured",

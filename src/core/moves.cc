@@ -230,10 +230,13 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
     if (x->critic.requeued_from != kNoNode) retried.insert(x->critic.requeued_from);
     if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures) continue;
-    if (!x->gain || *x->gain < critic.min_effect) continue;
+    if (!x->gain || *x->gain < critic.min_effect / 2) continue;
     if (!x->critic.p_value || *x->critic.p_value > kCloseCallP) continue;
     close.push_back(x);
   }
+  std::stable_sort(close.begin(), close.end(), [](const Node* a, const Node* b) {
+    return *a->critic.p_value < *b->critic.p_value;
+  });
   std::vector<Requeue> out;
   for (const Node* x : close) {
     if (retried.count(x->id)) continue;

@@ -39,7 +39,11 @@ std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
 std::optional<Move> MoveOf(const Node& node);  // from its flags
-inline constexpr double kCloseCallP = 0.20;    // a revert with p ≤ this and enough gain is close
+// A revert is a close call, worth measuring again with more repetitions when the budget has
+// nothing else left, when its estimate favours it (p ≤ kCloseCallP) and its measured gain reached
+// half of min_effect: at a few per cent of noise a real gain of min_effect often measures at half
+// of it, and a re-measure keeps nothing the gate and the confirmation do not both accept.
+inline constexpr double kCloseCallP = 0.50;
 inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×, 4×, 8× at most
 
 // How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a
@@ -76,8 +80,9 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
 std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent);
 
 // When every candidate was tried at `incumbent`: reverted children of it whose gain reached
-// min_effect with p ≤ kCloseCallP (a close call, not a clear no), measured once more with twice
-// the repetitions of that measurement; a close call again may go on up to kMaxRemeasures.
+// half of min_effect with p ≤ kCloseCallP (a close call, not a clear no), closest first, measured
+// once more with twice the repetitions of that measurement; a close call again may go on up to
+// kMaxRemeasures.
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
 
 }  // namespace arbor

@@ -195,7 +195,7 @@ Status Orchestrator::StepCheck(Node* node) {
   }
   if (m.step.kind == ExitKind::kFailed) {
     bool handled = false;
-    ARBOR_TRY(RecheckIncumbent(node, m.step, &handled));
+    ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kCheck, &handled));
     if (handled) return {};
     return FailStep(node, "check", m.step, Outcome::kReverted);
   }

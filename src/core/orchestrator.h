@@ -119,10 +119,29 @@ class Orchestrator {
                          std::vector<ScoredCandidate>* allowed);
   // After a keep and its re-profile: re-queue reverted ideas whose reason no longer holds.
   std::vector<Node> IntrospectAfterKeep(const Node& kept, const Profile& profile);
-  // After `node` failed its check: re-runs the incumbent's check (`node`'s parent) once; if that
-  // fails too, un-keeps the kept path below the nearest state whose check passes twice and
-  // finishes `node` without blaming it (src/core/recheck.cc). `handled`: `node` was finished.
-  Status RecheckIncumbent(Node* node, const StepResult& failure, bool* handled);
+  // What failed on the path: `node`'s check (kCheck: the incumbent's check is re-run once to
+  // see whether the failure is the path's), or the incumbent's own benchmark run as `node`'s
+  // base arm (kBench: the path's, by construction).
+  enum class Recheck { kCheck, kBench };
+  // Consecutive passes that make an ancestor state "clean". A change that fails a third of its
+  // runs passes 2 in a row almost half of the time, and then an innocent keep below it was
+  // un-kept in its place while it stayed; 8 lets such a change through 4% of the time (a change
+  // failing a fifth of its runs, 17%: it is caught at its next failure). Probes run only after a
+  // failure showed the path to be flaky, and as the final validation of what the user is handed
+  // (its check kCleanRuns times, ConfirmFinal).
+  static constexpr int kCleanRuns = 8;
+  // When the failure is the path's: un-keeps the kept path below the nearest state that passes
+  // the same probe repeatedly and finishes `node` without blaming it (src/core/recheck.cc).
+  // `handled`: `node` was finished.
+  Status RecheckIncumbent(Node* node, const StepResult& failure, Recheck probe, bool* handled);
+  // Runs `probe` on `state` `times` times in the base worktree: false at the first failure.
+  // `done`: `node` was finished because the state no longer builds (never with no `node`).
+  Result<bool> ProbePasses(const Node& state, Recheck probe, int times, Node* node, bool* done);
+  // `incumbent` failed `probe` (`failure`): un-keeps the kept path below the nearest state that
+  // passes it kCleanRuns times in a row; finishes `node` (the candidate whose run showed it, or
+  // nullptr for the final validation) without blaming it, and moves the branch back.
+  Status UnkeepFlakyPath(NodeId incumbent, Recheck probe, const StepResult& failure, Node* node,
+                         bool* handled);
   // The incumbent re-measured at `now`, an order of magnitude from the value it was kept at:
   // un-keeps it, moves the branch back to its parent and re-queues there what was measured
   // on top of it, `node` (the candidate being measured, or nullptr) included (unkeep.cc).

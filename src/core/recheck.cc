@@ -1,23 +1,26 @@
-// Re-checking the incumbent when a candidate fails its check (ARBOR.md "The Critic": guard the
-// measurement's integrity). A change whose check fails only some of the time can pass once and
-// be kept; from then on every candidate built on it fails the check now and then and would be
-// blamed for it, and the campaign would ship a broken state. So when a candidate's check fails,
-// the incumbent's own check runs once more. If it fails too, the failure is the path's, not the
-// candidate's: the kept states above are checked, nearest first, until one passes its check
-// twice; the keeps below that state are un-kept (the first of them is the flaky change, the
-// others were built on it) and the campaign continues from the clean state. The un-kept changes
-// are off the path again, so the good ones among them are candidates once more.
+// Re-checking the incumbent when the path, not the candidate, may have failed (ARBOR.md "The
+// Critic": guard the measurement's integrity). A change that fails only some of the time can
+// pass the runs it is given and be kept; from then on every candidate built on it fails now and
+// then and would be blamed for it, and the campaign would ship a broken state. Two ways show it:
+//  - a candidate's check fails: the incumbent's own check runs once more, and if it fails too
+//    the failure is the path's;
+//  - the incumbent's own benchmark run crashes while it is the base arm of a candidate's A/B:
+//    the failure is the path's by construction (before, the candidate was blamed for it and its
+//    direction pruned, and the crashing incumbent stayed).
+// Then the kept states above are probed the same way, nearest first, until one passes
+// repeatedly; the keeps below that state are un-kept (the first of them is the flaky change, the
+// others were built on it) and the campaign continues from the clean state. The others are off
+// the path again, so the good ones among them are candidates once more; the flaky change is
+// not: a runtime crash of its state is a crash of the action (pruned like one), a flaky check
+// leaves it reverted.
+#include <algorithm>
+
 #include "core/orchestrator.h"
 #include "util/strings.h"
 
 namespace arbor {
-namespace {
-
-constexpr int kCleanChecks = 2;  // consecutive passes that make an ancestor state "clean"
-
-}  // namespace
-
-Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, bool* handled) {
+Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Recheck probe,
+                                      bool* handled) {
   *handled = false;
   if (!critic_ || !spec_.critic.recheck) return {};
   const Node* parent = tree_.Find(node->parent);
@@ -25,32 +28,50 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, boo
       parent->id != tree_.Incumbent()) {
     return {};
   }
-  // Checks `state` `times` times in the base worktree; false at the first failure. `done`:
-  // `node` was finished because the state no longer builds.
-  auto passes = [&](const Node& state, int times, bool* done) -> Result<bool> {
-    ARBOR_TRY(EnsureBaseBuilt(state, done, node));
-    if (*done) return false;
-    for (int i = 0; i < times; ++i) {
-      RunContext ctx =
-          ContextAt(state, base_worktree_, "check-recheck-" + std::to_string(state.id));
-      ctx.node = node->id;  // logs belong to the node being judged
-      Measurement m = ports_.target->Check(ctx);
-      node->cost_s += m.step.duration_s;
-      if (!m.step.ok()) return false;
-    }
-    return true;
-  };
-  bool done = false;
-  auto incumbent_ok = passes(*parent, 1, &done);
-  if (!incumbent_ok.ok()) return incumbent_ok.error();
-  if (done) *handled = true;
-  if (done || *incumbent_ok) return {};  // the incumbent passes: the failure is the candidate's
+  if (probe == Recheck::kCheck) {
+    // Is the failure the path's? The incumbent's own check, once more.
+    bool done = false;
+    auto incumbent_ok = ProbePasses(*parent, probe, 1, node, &done);
+    if (!incumbent_ok.ok()) return incumbent_ok.error();
+    if (done) *handled = true;
+    if (done || *incumbent_ok) return {};  // the incumbent passes: the failure is the candidate's
+  }
+  return UnkeepFlakyPath(parent->id, probe, failure, node, handled);
+}
 
-  // The path's check is flaky: find the nearest clean state above.
-  std::vector<const Node*> path = tree_.Path(parent->id);  // root .. incumbent
-  size_t clean = 0;                                        // the baseline, if nothing nearer
+Result<bool> Orchestrator::ProbePasses(const Node& state, Recheck probe, int times, Node* node,
+                                       bool* done) {
+  const bool bench = probe == Recheck::kBench;
+  ARBOR_TRY(EnsureBaseBuilt(state, done, node));
+  if (*done) {
+    // Without a node being judged (the final validation) a state that no longer builds is
+    // simply not clean; with one, `node` was finished by the failed build.
+    if (node == nullptr) *done = false;
+    return false;
+  }
+  std::optional<MeasurementScope> scope;  // benchmark runs hold the machine, as in an A/B
+  if (bench) scope.emplace(ports_.target, node != nullptr ? node->id : state.id);
+  for (int i = 0; i < times; ++i) {
+    RunContext ctx = ContextAt(state, base_worktree_,
+                               std::string(bench ? "bench" : "check") + "-recheck-" +
+                                   std::to_string(state.id) + "-" + std::to_string(i));
+    ctx.node = node != nullptr ? node->id : state.id;  // logs belong to the node being judged
+    Measurement m = bench ? ports_.target->Bench(ctx) : ports_.target->Check(ctx);
+    if (node != nullptr) node->cost_s += m.step.duration_s;
+    if (!m.step.ok() || (bench && !m.value)) return false;
+  }
+  return true;
+}
+
+Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const StepResult& failure,
+                                     Node* node, bool* handled) {
+  const bool bench = probe == Recheck::kBench;
+  // The path's probe is flaky: find the nearest clean state above.
+  std::vector<const Node*> path = tree_.Path(incumbent);  // root .. incumbent
+  size_t clean = 0;                                       // the baseline, if nothing nearer
   for (size_t i = path.size() - 1; i-- > 1;) {
-    auto ok = passes(*path[i], kCleanChecks, &done);
+    bool done = false;
+    auto ok = ProbePasses(*path[i], probe, kCleanRuns, node, &done);
     if (!ok.ok()) return ok.error();
     if (done) {
       *handled = true;
@@ -64,39 +85,72 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, boo
   const Node& flaky = *path[clean + 1];
   const std::string f = "#" + std::to_string(flaky.id);
   const std::string c = "#" + std::to_string(path[clean]->id);
+  const std::string what = bench ? "benchmark" : "check";
+  // Where the failure showed: as the base of a candidate, or in the final validation.
+  const std::string where =
+      node != nullptr ? "#" + std::to_string(node->id) : "the final validation";
   std::vector<Node> changed;
   for (size_t i = clean + 1; i < path.size(); ++i) {
     Node n = *path[i];
     n.outcome = Outcome::kReverted;
     n.critic.flags.push_back("unkept");
-    n.diagnosis =
-        i == clean + 1
-            ? "un-kept: a flaky check: it fails on this change's state when re-run (after #" +
-                  std::to_string(node->id) + " failed the check), and passes " +
-                  std::to_string(kCleanChecks) + " times on " + c + "; it had passed once"
-            : "un-kept: built on " + f + ", whose check is flaky (it may be tried again)";
+    if (i > clean + 1) {
+      n.diagnosis =
+          "un-kept: built on " + f + ", whose " + what + " is flaky (it may be tried again)";
+    } else if (!bench) {
+      n.diagnosis = "un-kept: a flaky check: it fails on this change's state when re-run (in " +
+                    where + ": " + DescribeStep(failure) + "), and passes " +
+                    std::to_string(kCleanRuns) + " times on " + c + "; it had passed before";
+    } else {
+      // A crash of this change's state at run time: the action's, like any runtime crash.
+      n.outcome = Outcome::kCrashed;
+      n.critic.rca = "runtime_crash";
+      n.critic.flags.push_back("flaky");
+      n.diagnosis =
+          "un-kept: its state crashes at run time now and then: its benchmark failed (in " + where +
+          ": " + DescribeStep(failure) + "), and " + c + " passed " + std::to_string(kCleanRuns) +
+          " runs; it had passed the runs it was given";
+      PublishInput prune;
+      prune.prune_direction = true;
+      PublishConstraints(&n, prune);
+      if (!n.critic.constraints.empty()) publishers_.push_back(n.id);
+    }
     changed.push_back(n);
   }
   // Re-queued ideas that will never run.
-  for (Node& p :
-       SupersedePending(parent->id, node->id, "superseded: the incumbent moved back to " + c)) {
+  for (Node& p : SupersedePending(incumbent, node != nullptr ? node->id : kNoNode,
+                                  "superseded: the incumbent moved back to " + c)) {
     changed.push_back(std::move(p));
   }
-  node->outcome = Outcome::kReverted;
-  node->step = Step::kDone;
-  node->finished_s = CampaignTime();
-  node->critic.rca = "flaky_incumbent";
-  node->diagnosis = "not this change's fault: its check failed (" + DescribeStep(failure) +
-                    "), and so did the incumbent's own check when re-run; " + f +
-                    " is flaky, the campaign continues from " + c;
   std::vector<Event> events;
   for (const Node& n : changed) {
-    if (n.outcome == Outcome::kReverted) events.push_back(MakeEvent(n.id, "unkept", n.diagnosis));
+    if (std::find(n.critic.flags.begin(), n.critic.flags.end(), "unkept") != n.critic.flags.end()) {
+      events.push_back(MakeEvent(n.id, "unkept", n.diagnosis));
+    }
+    for (const Constraint& k : n.critic.constraints) {
+      events.push_back(MakeEvent(n.id, "constraint", DescribeConstraint(k)));
+    }
   }
-  events.push_back(MakeEvent(node->id, "reverted", node->diagnosis));
   const std::string back_to = path[clean]->commit;
-  ARBOR_TRY(SaveMany(*node, changed, std::move(events)));
-  stats_.Observe(*node);
+  if (node != nullptr) {
+    node->outcome = Outcome::kReverted;
+    node->step = Step::kDone;
+    node->finished_s = CampaignTime();
+    node->critic.rca = "flaky_incumbent";
+    node->diagnosis =
+        bench
+            ? "not this change's fault: the incumbent's own benchmark run failed as its base (" +
+                  DescribeStep(failure) + "); " + f + " is flaky, the campaign continues from " + c
+            : "not this change's fault: its check failed (" + DescribeStep(failure) +
+                  "), and so did the incumbent's own check when re-run; " + f +
+                  " is flaky, the campaign continues from " + c;
+    events.push_back(MakeEvent(node->id, "reverted", node->diagnosis));
+    ARBOR_TRY(SaveMany(*node, changed, std::move(events)));
+    stats_.Observe(*node);
+  } else {
+    std::vector<Node> others(changed.begin() + 1, changed.end());
+    ARBOR_TRY(SaveMany(changed.front(), others, std::move(events)));
+  }
   *handled = true;
   // Recorded first, moved second: if the process dies in between, Reconcile() promotes the
   // incumbent (now the clean state) on start.
@@ -104,7 +158,11 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, boo
     ARBOR_TRY(ports_.workspace->Release(base_node_));
     base_node_ = kNoNode;
   }
-  ARBOR_TRY(ports_.workspace->Release(node->id));
+  if (node != nullptr) {
+    ARBOR_TRY(ports_.workspace->Release(node->id));
+  } else if (prepared_node_ != kNoNode) {
+    ARBOR_TRY(ports_.workspace->Release(prepared_node_));
+  }
   prepared_node_ = built_node_ = kNoNode;
   return ports_.workspace->Promote(back_to);
 }

@@ -147,5 +147,72 @@ TEST(RecheckTest, TheFlakyChangeDeeperInThePathIsFoundAndTheGoodKeepsComeBack) {
   EXPECT_EQ(rig.Events("unkept"), 2);
 }
 
+// The runtime twin: fast.flaky's state crashes now and then; it passed every run it was given
+// until it was kept, then crashed as the base arm of the next candidate's A/B. Before, that
+// candidate was blamed (runtime_crash, its direction pruned) and the crashing state stayed the
+// incumbent.
+TEST(RecheckTest, AnIncumbentWhoseBenchmarkCrashesIsUnkeptAndTheCandidateIsNotBlamed) {
+  Rig rig;
+  ActionSpec flaky = Env("fast.flaky", "FLAKY", "1", {}, 3.0);
+  ActionSpec win = Env("other.win", "WIN", "1", {}, 1.3);
+  rig.spec.actions = {flaky, win};
+  rig.spec.search.max_nodes = 6;
+  rig.target.bench = [](const RunContext& ctx, int) {
+    Measurement m;
+    m.step.duration_s = 1;
+    // The first run of fast.flaky's state as another candidate's base arm crashes.
+    if (ctx.env.count("FLAKY") && ctx.env.count("WIN") == 0 && ctx.label == "base-0") {
+      m.step.kind = ExitKind::kSignaled;
+      m.step.signal = 11;
+      return m;
+    }
+    m.value = 100.0 * (ctx.env.count("FLAKY") ? 2 : 1) * (ctx.env.count("WIN") ? 1.3 : 1);
+    return m;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  auto f = rig.All("fast.flaky");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]->outcome, Outcome::kCrashed);
+  EXPECT_EQ(f[0]->critic.rca, "runtime_crash");
+  EXPECT_EQ(f[0]->diagnosis.rfind("un-kept", 0), 0u) << f[0]->diagnosis;
+  EXPECT_FALSE(f[0]->critic.constraints.empty()) << "a crashing state's action is pruned";
+  auto w = rig.All("other.win");
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0]->parent, f[0]->id);
+  EXPECT_EQ(w[0]->outcome, Outcome::kReverted);
+  EXPECT_EQ(w[0]->critic.rca, "flaky_incumbent");
+  EXPECT_TRUE(w[0]->critic.constraints.empty()) << "the candidate is not blamed";
+  // Tried again under the baseline, and kept: the campaign hands the user the clean win.
+  EXPECT_EQ(w[1]->parent, kRootId);
+  EXPECT_EQ(w[1]->outcome, Outcome::kKept);
+  ASSERT_EQ(r->best, w[1]->id);
+  EXPECT_EQ(rig.store.nodes.at(r->best).overlay.count("FLAKY"), 0u);
+  EXPECT_EQ(rig.Events("unkept"), 1);
+}
+
+// The last line: a flaky change kept just before the budget ran out, with no later candidate to
+// show it, is caught by the final validation (its check kCleanRuns times) and not handed over.
+TEST(RecheckTest, TheFinalValidationUnkeepsAFlakyKeepNothingElseShowed) {
+  Rig rig;
+  int flaky_checks = 0;
+  rig.spec.actions = {Env("fast.flaky", "FLAKY", "1", {}, 2.0)};
+  rig.spec.search.max_nodes = 1;
+  rig.target.metric = [](const EnvOverlay& env) { return env.count("FLAKY") ? 200.0 : 100.0; };
+  rig.target.check_ok = [&flaky_checks](const EnvOverlay& env) {
+    return env.count("FLAKY") == 0 || ++flaky_checks <= 3;  // its check, the re-check, one more
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  auto f = rig.All("fast.flaky");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]->outcome, Outcome::kReverted);
+  EXPECT_NE(f[0]->diagnosis.find("final validation"), std::string::npos) << f[0]->diagnosis;
+  EXPECT_EQ(r->best, kRootId) << "the user is handed the baseline, not the flaky state";
+  EXPECT_EQ(rig.ws.branch, rig.store.nodes.at(kRootId).commit);
+  EXPECT_EQ(rig.Events("unkept"), 1);
+  EXPECT_EQ(rig.target.contract_violations, 0);
+}
+
 }  // namespace
 }  // namespace arbor
