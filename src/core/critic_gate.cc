@@ -101,11 +101,18 @@ Verdict CriticGate::Judge(const GateInput& in) {
     v.decision = "more";
     v.more_samples = reps;
     why = "inconclusive, measuring " + std::to_string(reps) + " more per arm";
+  } else if (in.replication && large_enough && v.p_value <= options_.replication_alpha) {
+    v.keep = true;
+    v.decision = "keep";
+    why = "replicates the earlier significant run (p ≤ " + Fixed(options_.replication_alpha, 2) +
+          " with at least min_effect)";
   } else if (v.cv > critic.max_cv) {
+    v.inconclusive = true;
     v.decision = "noisy";
     why = "inconclusive at the last round: CV " + Fixed(v.cv * 100, 1) + "% > max_cv " +
           Fixed(critic.max_cv * 100, 1) + "%";
   } else {
+    v.inconclusive = true;
     why = "not significant at the last round";
   }
 

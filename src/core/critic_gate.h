@@ -27,6 +27,9 @@ struct CriticOptions {
   int max_rounds = 4;              // looks of metric.repetitions per arm, at most
   int bootstrap_resamples = 2000;  // 0: no confidence interval
   double futility_alpha = 0.20;    // stop early when the gain is significantly < min_effect
+  // A replication (GateInput::replication) keeps at its last look with p within this and a gain
+  // of min_effect: a null change passes the first A/B (α) and this (0.20) ~1% of the time.
+  double replication_alpha = 0.20;
 };
 
 class CriticGate : public Gate {

@@ -41,6 +41,37 @@ class CriticGateTest : public ::testing::Test {
   CriticGate gate_;
 };
 
+// The confirmation replicates a significant A/B: at its last look it keeps a gain of at least
+// min_effect within replication_alpha (0.20), which alone would not be significant; a plain A/B
+// with the same samples is not kept, and neither is a replication below min_effect.
+TEST_F(CriticGateTest, AReplicationKeepsTheSameDirectionAndSizeAtItsLastLook) {
+  std::vector<double> base;
+  for (int i = 0; i < 20; ++i) base.push_back(100 + (i % 10) - 4.5);  // 4 looks of 5
+  auto shifted = [&](double by) {
+    std::vector<double> c = base;
+    for (double& x : c) x += by;
+    return c;
+  };
+  GateInput in = Input(base, shifted(2.5));
+  const Verdict plain = gate_.Judge(in);
+  ASSERT_EQ(plain.round, plain.max_rounds);
+  ASSERT_FALSE(plain.keep) << plain.reason;
+  ASSERT_GT(plain.p_value, NominalAlpha(critic_.alpha, 4, 4)) << plain.reason;
+  ASSERT_LE(plain.p_value, gate_.options().replication_alpha) << plain.reason;
+  in.replication = true;
+  const Verdict replicated = gate_.Judge(in);
+  EXPECT_TRUE(replicated.keep) << replicated.reason;
+  EXPECT_NE(replicated.reason.find("replicates"), std::string::npos) << replicated.reason;
+
+  GateInput small = Input(base, shifted(0.5));  // +0.5%: the same direction, not the size
+  small.replication = true;
+  EXPECT_FALSE(gate_.Judge(small).keep);
+  GateInput early = Input({base.begin(), base.begin() + 5}, shifted(2.5));
+  early.candidate.resize(5);
+  early.replication = true;
+  EXPECT_EQ(gate_.Judge(early).decision, "more") << "only the last look relaxes the level";
+}
+
 TEST(NominalAlphaTest, PocockSpendingSumsToAlpha) {
   double sum = 0;
   for (int k = 1; k <= 4; ++k) sum += NominalAlpha(0.05, k, 4);

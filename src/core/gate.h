@@ -21,6 +21,11 @@ struct GateInput {
   std::vector<Sample> candidate;
   uint64_t seed = 0;    // seeds the CriticGate's bootstrap: same seed, same interval
   int repetitions = 0;  // CriticGate: samples per arm per round; 0 = metric->repetitions
+  // CriticGate: this A/B replicates an earlier one that was significant (the confirmation
+  // before a keep). At its last look it also keeps a gain of at least min_effect whose p-value
+  // is within CriticOptions::replication_alpha: a replication must show the same direction and
+  // size, not a second significance of its own (docs/critic.md, "The gate").
+  bool replication = false;
 };
 
 struct Verdict {
@@ -40,6 +45,9 @@ struct Verdict {
   int round = 0;       // which look of the sequential test this verdict is (1-based)
   int max_rounds = 0;  // the last look: at it the gate always decides
   int outliers = 0;    // samples beyond 3 MADs in either arm (flagged, never dropped)
+  // Not kept at the last look for want of evidence either way (not significant, or too noisy):
+  // unlike a revert for a gain significantly below min_effect, more runs could still tell.
+  bool inconclusive = false;
 };
 
 class Gate {

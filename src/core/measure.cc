@@ -113,7 +113,7 @@ Status Orchestrator::EnsureBaseBuilt(const Node& parent, bool* failed, Node* nod
 
 Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& base_arm,
                                                const std::string& cand_arm, int reps_per_look,
-                                               Verdict* verdict) {
+                                               bool replication, Verdict* verdict) {
   const Node& parent = *tree_.Find(node->parent);
   bool failed = false;
   ARBOR_TRY(EnsureBuilt(node, &failed));
@@ -192,6 +192,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     in.parent = base;
     in.candidate = cand;
     in.repetitions = reps_per_look;
+    in.replication = replication;
     in.seed = spec_.seed * 1000003ULL + static_cast<uint64_t>(node->id) * 7919ULL +
               (cand_arm == "cand" ? 0 : 1);
     *verdict = ports_.gate->Judge(in);
@@ -206,7 +207,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
 
 Status Orchestrator::BenchInterleaved(Node* node) {
   Verdict v;
-  auto decided = MeasureUntilDecided(node, "base", "cand", RepetitionsFor(*node), &v);
+  auto decided = MeasureUntilDecided(node, "base", "cand", RepetitionsFor(*node), false, &v);
   if (!decided.ok()) return decided.error();
   if (!*decided) return {};
   auto all = SamplesOf(node->id);
@@ -267,6 +268,8 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   }
   if (v.decision != "keep") {
     node->critic.rca = "no_gain";
+    // More runs could still tell (Remeasure's second looks, core/moves.h).
+    if (v.inconclusive) AddFlag(node, "inconclusive");
     if (!events.empty()) ARBOR_TRY(Save(*node, std::move(events)));
     return Finish(node, Outcome::kReverted, "no_gain: " + v.reason, "reverted");
   }
@@ -311,8 +314,9 @@ Status Orchestrator::Confirm(Node* node) {
     }
   }
   Verdict v;
+  // A replication, except for an anomaly: an implausible gain needs a significance of its own.
   auto decided = MeasureUntilDecided(node, "confirm-base", "confirm-cand",
-                                     RepetitionsFor(*node) * (anomaly ? 2 : 1), &v);
+                                     RepetitionsFor(*node) * (anomaly ? 2 : 1), !anomaly, &v);
   if (!decided.ok()) return decided.error();
   if (!*decided) return {};
   auto all = SamplesOf(node->id);

@@ -150,18 +150,42 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
   const Node* k = tree.Find(kept);
   if (k == nullptr) return {};
   Eligibility eligible(tree, catalog, kept);
-  std::vector<Requeue> out;
-  for (const Node* ancestor : tree.Path(kept)) {
-    if (ancestor->id == kept) break;
-    for (NodeId child_id : tree.Children(ancestor->id)) {
+  // Per candidate: its crashes for a missing prerequisite along the path, and the path index of
+  // the state under which the latest one ran.
+  struct Tries {
+    int crashes = 0;
+    size_t last = 0;
+    const Node* node = nullptr;
+  };
+  std::map<std::string, Tries> tries;
+  std::vector<std::string> order;
+  const std::vector<const Node*> path = tree.Path(kept);  // root .. kept
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    for (NodeId child_id : tree.Children(path[i]->id)) {
       const Node* x = tree.Find(child_id);
       if (x->outcome != Outcome::kCrashed || x->critic.rca != "prerequisite") continue;
-      if (!eligible.TakeAny(x->action_id, x->CandidateKey())) continue;
-      out.push_back({x->id,
-                     "#" + std::to_string(x->id) + " lacked a prerequisite (" + x->critic.rca +
-                         "); " + k->CandidateKey() + " is now on the path",
-                     std::nullopt, Move::kPrerequisite});
+      Tries& t = tries[x->CandidateKey()];
+      if (t.crashes++ == 0) order.push_back(x->CandidateKey());
+      t.last = i;
+      t.node = x;
     }
+  }
+  std::vector<Requeue> out;
+  for (const std::string& key : order) {
+    const Tries& t = tries[key];
+    // Arbor cannot tell which keep brings the prerequisite. After n failed tries the next waits
+    // for 2^(n-1) keeps since the last: a prerequisite that never comes costs log2(keeps)
+    // evaluations, not one per keep (which spent 8 of a budget of 30 on one SIGILL).
+    const size_t keeps_since = path.size() - 1 - t.last;
+    if (keeps_since < (size_t{1} << std::min(t.crashes - 1, 30))) continue;
+    if (!eligible.TakeAny(t.node->action_id, key)) continue;
+    out.push_back({t.node->id,
+                   "#" + std::to_string(t.node->id) + " lacked a prerequisite (" +
+                       t.node->critic.rca + "); " + k->CandidateKey() + " is now on the path" +
+                       (t.crashes > 1 ? " (try " + std::to_string(t.crashes + 1) + ", " +
+                                            std::to_string(keeps_since) + " keeps after the last)"
+                                      : ""),
+                   std::nullopt, Move::kPrerequisite});
   }
   return out;
 }
@@ -244,6 +268,36 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
                    "a close call: " + Percent(*x->gain) +
                        " at p=" + FormatDouble(*x->critic.p_value, 3) + "; measured again with " +
                        std::to_string(2 << RemeasureDepth(tree, *x)) + "× the repetitions",
+                   std::nullopt, Move::kRemeasure});
+  }
+  if (!out.empty()) return out;
+  // No close call left: a second look at every other inconclusive revert (flag `inconclusive`:
+  // the gate's last look found neither significance nor futility), closest first. A budget the
+  // user gave is spent, and more repetitions are the one thing that can still turn such a
+  // revert around once every candidate and close call was measured at this incumbent.
+  std::vector<const Node*> rest;
+  for (NodeId child : tree.Children(incumbent)) {
+    const Node* x = tree.Find(child);
+    if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
+    if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
+    // A revert for a gain significantly below min_effect is an answer; more runs would not
+    // change it. Only a verdict that ran out of evidence gets a second look.
+    if (std::find(x->critic.flags.begin(), x->critic.flags.end(), "inconclusive") ==
+        x->critic.flags.end()) {
+      continue;
+    }
+    rest.push_back(x);
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](const Node* a, const Node* b) {
+    return a->critic.p_value.value_or(1) < b->critic.p_value.value_or(1);
+  });
+  for (const Node* x : rest) {
+    out.push_back({x->id,
+                   "a second look (nothing closer is left at #" + std::to_string(incumbent) +
+                       "): " + (x->gain ? Percent(*x->gain) : std::string("no gain")) +
+                       (x->critic.p_value ? " at p=" + FormatDouble(*x->critic.p_value, 3) : "") +
+                       "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
+                       "× the repetitions",
                    std::nullopt, Move::kRemeasure});
   }
   return out;

@@ -69,7 +69,8 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
 std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept);
 
 // At a keep of `kept`: candidates that crashed for a missing prerequisite (rca "prerequisite":
-// SIGILL, an unsupported option) before this keep are retried on top of it, once per keep.
+// SIGILL, an unsupported option) before this keep are retried on top of it: after the first
+// crash at the next keep, after n crashes once 2^(n-1) keeps followed the last.
 std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalog, NodeId kept);
 
 // When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
@@ -82,7 +83,8 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 // When every candidate was tried at `incumbent`: reverted children of it whose gain reached
 // half of min_effect with p ≤ kCloseCallP (a close call, not a clear no), closest first, measured
 // once more with twice the repetitions of that measurement; a close call again may go on up to
-// kMaxRemeasures.
+// kMaxRemeasures. When no close call is left, every other inconclusive revert at `incumbent`
+// (flag `inconclusive`; a second look, closest first), up to the same depth.
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
 
 }  // namespace arbor

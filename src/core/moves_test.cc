@@ -117,6 +117,41 @@ TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
   EXPECT_NE(retries[0].reason.find("march.native"), std::string::npos) << retries[0].reason;
 }
 
+// A prerequisite that never comes: simd.avx crashed under the baseline and again after the
+// first keep; the third try waits for 2 keeps after the second crash, the fourth for 4.
+TEST(MovesTest, PrerequisiteRetriesBackOffExponentially) {
+  std::vector<ActionSpec> actions = {Env("simd.avx", "AVX")};
+  for (int i = 0; i < 8; ++i) actions.push_back(Env("k.k" + std::to_string(i), "K"));
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  NodeId id = 2;
+  NodeId incumbent = kRootId;
+  int seq = 1;
+  auto crash = [&]() {
+    Node ill = MakeNode(id++, incumbent, "simd.avx", "", Outcome::kCrashed, seq++);
+    ill.critic.rca = "prerequisite";
+    tree.Upsert(ill);
+  };
+  int keeps = 0;
+  auto keep = [&]() {
+    Node k = MakeNode(id++, incumbent, "k.k" + std::to_string(keeps++), "", Outcome::kKept, seq++);
+    incumbent = k.id;
+    tree.Upsert(k);
+    return !PrerequisiteRetries(tree, catalog, incumbent).empty();
+  };
+  crash();
+  EXPECT_TRUE(keep());  // 1 crash: retried at the next keep
+  crash();
+  EXPECT_FALSE(keep());  // 2 crashes: 1 keep since the last is not enough
+  EXPECT_TRUE(keep());   // 2 keeps since
+  crash();
+  EXPECT_FALSE(keep());  // 3 crashes: waits for 4 keeps
+  EXPECT_FALSE(keep());
+  EXPECT_FALSE(keep());
+  EXPECT_TRUE(keep());
+}
+
 TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
   CriticSpec critic;  // min_effect 1%
   Tree tree;
@@ -128,9 +163,14 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
     n.critic.p_value = p;
     tree.Upsert(n);
   };
-  reverted(2, 0.03, 0.08);   // close: enough gain, p ≤ 0.2
-  reverted(3, 0.03, 0.60);   // not close: p large
-  reverted(4, 0.002, 0.05);  // not close: too small a gain
+  reverted(2, 0.03, 0.08);    // close: enough gain, p ≤ 0.2
+  reverted(3, 0.03, 0.60);    // not close: p large
+  reverted(4, 0.002, 0.05);   // not close: too small a gain
+  for (NodeId id : {3, 4}) {  // both ran out of evidence: second looks once nothing is close
+    Node n = *tree.Find(id);
+    n.critic.flags = {"inconclusive"};
+    tree.Upsert(n);
+  }
   std::vector<Requeue> close = Remeasure(tree, kRootId, critic);
   ASSERT_EQ(close.size(), 1u);
   EXPECT_EQ(close[0].from, 2);
@@ -157,6 +197,25 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
     from = id;
   }
   EXPECT_EQ(RemeasureDepth(tree, *tree.Find(7)), kMaxRemeasures);
+  // No close call left: a second look at the other reverts, closest first, each up to the
+  // same depth; then nothing.
+  close = Remeasure(tree, kRootId, critic);
+  ASSERT_EQ(close.size(), 2u);
+  EXPECT_EQ(close[0].from, 4);
+  EXPECT_EQ(close[1].from, 3);
+  EXPECT_NE(close[0].reason.find("a second look"), std::string::npos) << close[0].reason;
+  for (NodeId first : {3, 4}) {
+    NodeId prev = first;
+    for (NodeId id = first * 10; id < first * 10 + kMaxRemeasures; ++id) {
+      Node n = *tree.Find(first);
+      n.id = id;
+      n.seq = id;
+      n.critic.requeued_from = prev;
+      n.critic.flags = {MoveFlag(Move::kRemeasure)};
+      tree.Upsert(n);
+      prev = id;
+    }
+  }
   EXPECT_TRUE(Remeasure(tree, kRootId, critic).empty());
 }
 
@@ -214,8 +273,8 @@ TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
 }
 
 // The budget is spent: nothing helps, 4 candidates, a budget of 12 — the campaign tries every
-// candidate, then re-measures close calls and stops as exhausted only when no move is left;
-// it never stops on a plateau the user did not ask for.
+// candidate, then takes second looks with more repetitions until the budget is spent; it never
+// stops on a plateau the user did not ask for.
 TEST(MovesLoopTest, NoPlateauStopUnlessAskedFor) {
   Rig rig;
   rig.spec.search.plateau = 2;
@@ -225,8 +284,39 @@ TEST(MovesLoopTest, NoPlateauStopUnlessAskedFor) {
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->stop_reason, "plateau");
-  EXPECT_EQ(r->evaluated, 4);  // each once; nothing was close, no keep changed the context
+  // Each once: every verdict is an answer (a gain significantly below min_effect), so nothing
+  // gets a second look, and no keep changed the context.
+  EXPECT_EQ(r->evaluated, 4);
   EXPECT_EQ(r->stop_reason, "exhausted");
+}
+
+// A noisy benchmark (±20%) and two candidates worth +2%, which one A/B cannot tell apart from
+// nothing: the verdicts are inconclusive, so with budget left they are measured again with 2×,
+// 4×, 8× the repetitions (a reverted answer — a gain significantly below min_effect — is not).
+TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
+  Rig rig;
+  rig.spec.search.max_nodes = 40;
+  rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B")};
+  rig.target.bench = [](const RunContext& ctx, int call) {
+    Measurement m;
+    m.step.duration_s = 1;
+    m.value = 100 * (0.8 + 0.4 * static_cast<double>((call * 7919 + 13) % 101) / 100);
+    if (ctx.env.count("A") || ctx.env.count("B")) *m.value *= 1.02;
+    return m;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  int looks = 0;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (MoveOf(n) != Move::kRemeasure) continue;
+    ++looks;
+    const Node& from = rig.store.nodes.at(n.critic.requeued_from);
+    EXPECT_NE(std::find(from.critic.flags.begin(), from.critic.flags.end(), "inconclusive"),
+              from.critic.flags.end())
+        << "#" << n.id << " re-measures #" << from.id << ": " << from.diagnosis;
+  }
+  EXPECT_GT(looks, 2) << "inconclusive reverts are looked at again while budget is left";
+  EXPECT_GT(r->evaluated, 2);
 }
 
 }  // namespace

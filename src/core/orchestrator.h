@@ -99,9 +99,9 @@ class Orchestrator {
   Status BenchSelf(Node* node);
   // Measures `node` (arm `cand_arm`) against its parent (arm `base_arm`) until the gate
   // decides; `verdict` receives its last word. Returns false when the node was finished
-  // (crashed) on the way.
+  // (crashed) on the way. `replication`: GateInput::replication (the confirmation).
   Result<bool> MeasureUntilDecided(Node* node, const std::string& base_arm,
-                                   const std::string& cand_arm, int reps_per_look,
+                                   const std::string& cand_arm, int reps_per_look, bool replication,
                                    Verdict* verdict);
   Status EnsureBaseBuilt(const Node& parent, bool* failed, Node* node);
   // When a campaign finishes: the best node against the baseline, interleaved, so the
