@@ -17,6 +17,12 @@ namespace {
 
 std::string Percent(double f) { return (f >= 0 ? "+" : "") + FormatDouble(f * 100, 3) + "%"; }
 
+// A failure that says something about the state that ran: it exited non-zero or was killed.
+// A timeout, a spawn error, unreadable output or a run the executor lost can be the machine's.
+bool StateFailed(const StepResult& r) {
+  return !r.infrastructure && (r.kind == ExitKind::kFailed || r.kind == ExitKind::kSignaled);
+}
+
 void AddFlag(Node* node, const std::string& flag) {
   auto& flags = node->critic.flags;
   if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
@@ -136,14 +142,17 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     Measurement m = ports_.target->Bench(ctx);
     node->cost_s += m.step.duration_s;
     if (!m.step.ok() || !m.value) {
-      if (is_base && !m.step.infrastructure) {
+      if (is_base && StateFailed(m.step)) {
         // The incumbent's own run failed: the path is flaky, not this candidate (recheck.cc).
         bool handled = false;
         scope.reset();  // the re-check builds and measures the path's states on its own
         ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kBench, &handled));
         if (handled) return std::optional<Sample>();
-        // Not a kept incumbent (the baseline itself, or no Critic): still not the candidate's
-        // fault; it runs once more (RCA "infrastructure" re-queues once, blames nothing).
+      }
+      if (is_base) {
+        // Not un-kept (the baseline itself, the environment failing on every state, or no
+        // Critic): still not the candidate's fault; it runs once more (RCA "infrastructure"
+        // re-queues once and blames nothing).
         m.step.infrastructure = true;
       }
       if (is_base) {
@@ -399,11 +408,17 @@ Status Orchestrator::ConfirmFinal() {
   if (spec_.critic.recheck) {
     for (int i = 0; i < kCleanRuns; ++i) {
       if (stop_requested_.load()) return {};
-      Measurement m = ports_.target->Check(Context(best, "check-final-" + std::to_string(i)));
-      if (m.step.ok() || m.step.infrastructure) continue;
+      const std::string label = "check-final-" + std::to_string(i);
+      Measurement m = ports_.target->Check(Context(best, label));
+      if (m.step.kind == ExitKind::kSignaled) {
+        // As in StepCheck: a killed check runs once more before it is believed.
+        m = ports_.target->Check(Context(best, label + "-rerun"));
+      }
+      if (!StateFailed(m.step)) continue;
       bool handled = false;
       ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kCheck, m.step, nullptr, &handled));
-      return ConfirmFinal();
+      if (handled) return ConfirmFinal();
+      break;  // the baseline fails as often: the environment's, not the path's
     }
   }
   auto all = SamplesOf(best.id);
@@ -429,13 +444,13 @@ Status Orchestrator::ConfirmFinal() {
       ctx.node = best.id;
       ctx.repetition = i;
       Measurement m = ports_.target->Bench(ctx);
-      if (!is_base && (!m.step.ok() || !m.value) && !m.step.infrastructure &&
-          spec_.critic.recheck) {
+      if (!is_base && StateFailed(m.step) && spec_.critic.recheck) {
         // The best state's own run failed: it crashes now and then; hand over a clean one.
         scope.reset();
         bool handled = false;
         ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kBench, m.step, nullptr, &handled));
-        return ConfirmFinal();
+        if (handled) return ConfirmFinal();
+        scope.emplace(ports_.target, best.id);
       }
       if (!m.step.ok() || !m.value) {  // reported without an interval, and said so
         meta_.final_node = best.id;
@@ -453,6 +468,7 @@ Status Orchestrator::ConfirmFinal() {
   // The best re-measured an order of magnitude off its kept value: it was an anomaly, and the
   // campaign's result is the state before it (which gets its own final confirmation).
   if (best.metric && DisagreesByOrders(*best.metric, Median(c))) {
+    scope.reset();  // what follows builds and checks: outside the measurement
     ARBOR_TRY(UnkeepAnomalousIncumbent(best.id, Median(c), nullptr));
     return ConfirmFinal();
   }

@@ -290,8 +290,12 @@ Result<RunSummary> Orchestrator::Run() {
       break;
     }
     if (auto reason = StopReason()) {
+      const NodeId before = tree_.Incumbent();
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
+      // The final validation moved the branch back: the stop reason (a target met) may no
+      // longer hold, and what was un-kept may be tried again if budget is left.
+      if (tree_.Incumbent() != before) continue;
       ARBOR_TRY(Stop("finished", *reason));
       break;
     }
@@ -306,8 +310,9 @@ Result<RunSummary> Orchestrator::Run() {
       auto revisited = RevisitWhenExhausted();
       if (!revisited.ok()) return revisited.error();
       if (*revisited) continue;
+      const NodeId before = tree_.Incumbent();
       ARBOR_TRY(ConfirmFinal());
-      if (stop_requested_.load()) continue;
+      if (stop_requested_.load() || tree_.Incumbent() != before) continue;
       ARBOR_TRY(Stop("finished", "exhausted"));
       break;
     }

@@ -14,6 +14,7 @@
 // not: a runtime crash of its state is a crash of the action (pruned like one), a flaky check
 // leaves it reverted.
 #include <algorithm>
+#include <optional>
 
 #include "core/orchestrator.h"
 #include "util/strings.h"
@@ -66,10 +67,11 @@ Result<bool> Orchestrator::ProbePasses(const Node& state, Recheck probe, int tim
 Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const StepResult& failure,
                                      Node* node, bool* handled) {
   const bool bench = probe == Recheck::kBench;
-  // The path's probe is flaky: find the nearest clean state above.
+  // The path's probe is flaky: find the nearest clean state above, the baseline included.
   std::vector<const Node*> path = tree_.Path(incumbent);  // root .. incumbent
-  size_t clean = 0;                                       // the baseline, if nothing nearer
-  for (size_t i = path.size() - 1; i-- > 1;) {
+  if (path.size() < 2) return {};
+  std::optional<size_t> clean;
+  for (size_t i = path.size() - 1; i-- > 0;) {
     bool done = false;
     auto ok = ProbePasses(*path[i], probe, kCleanRuns, node, &done);
     if (!ok.ok()) return ok.error();
@@ -82,19 +84,23 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
       break;
     }
   }
-  const Node& flaky = *path[clean + 1];
+  // Not even the baseline passes as often: the environment fails now and then (a flaky test
+  // suite, a machine that kills processes), not a change. Nothing is un-kept; the caller blames
+  // no change it cannot tell from the environment.
+  if (!clean) return {};
+  const Node& flaky = *path[*clean + 1];
   const std::string f = "#" + std::to_string(flaky.id);
-  const std::string c = "#" + std::to_string(path[clean]->id);
+  const std::string c = "#" + std::to_string(path[*clean]->id);
   const std::string what = bench ? "benchmark" : "check";
   // Where the failure showed: as the base of a candidate, or in the final validation.
   const std::string where =
       node != nullptr ? "#" + std::to_string(node->id) : "the final validation";
   std::vector<Node> changed;
-  for (size_t i = clean + 1; i < path.size(); ++i) {
+  for (size_t i = *clean + 1; i < path.size(); ++i) {
     Node n = *path[i];
     n.outcome = Outcome::kReverted;
     n.critic.flags.push_back("unkept");
-    if (i > clean + 1) {
+    if (i > *clean + 1) {
       n.diagnosis =
           "un-kept: built on " + f + ", whose " + what + " is flaky (it may be tried again)";
     } else if (!bench) {
@@ -131,7 +137,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
       events.push_back(MakeEvent(n.id, "constraint", DescribeConstraint(k)));
     }
   }
-  const std::string back_to = path[clean]->commit;
+  const std::string back_to = path[*clean]->commit;
   if (node != nullptr) {
     node->outcome = Outcome::kReverted;
     node->step = Step::kDone;

@@ -214,5 +214,27 @@ TEST(RecheckTest, TheFinalValidationUnkeepsAFlakyKeepNothingElseShowed) {
   EXPECT_EQ(rig.target.contract_violations, 0);
 }
 
+// The environment, not a change: after the keep every check fails, on the baseline too. The
+// final validation probes the path up to the baseline, finds no clean state, and un-keeps
+// nothing: a machine that fails every check cannot tell a flaky change from a good one.
+TEST(RecheckTest, AFinalValidationTheBaselineFailsTooUnkeepsNothing) {
+  Rig rig;
+  int checks = 0;
+  rig.spec.actions = {Env("fast.win", "FAST", "1", {}, 2.0)};
+  rig.spec.search.max_nodes = 1;
+  rig.target.metric = [](const EnvOverlay& env) { return env.count("FAST") ? 200.0 : 100.0; };
+  // The baseline's check, the candidate's and its re-check before the keep pass; then none.
+  rig.target.check_ok = [&checks](const EnvOverlay&) { return ++checks <= 3; };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  auto f = rig.All("fast.win");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]->outcome, Outcome::kKept) << f[0]->diagnosis;
+  EXPECT_EQ(r->best, f[0]->id);
+  EXPECT_EQ(rig.Events("unkept"), 0);
+  // The first final check failed, then the baseline's probe failed at once: nothing is un-kept.
+  EXPECT_EQ(checks, 5) << "the baseline is probed before anything is un-kept";
+}
+
 }  // namespace
 }  // namespace arbor
