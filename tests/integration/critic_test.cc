@@ -34,7 +34,25 @@ constexpr char kBenchHead[] =
 )";
 
 // After the includes: campaign_checks.h kComputedTargetHelpersC.
-constexpr char kBenchMain[] = R"(int main(int argc, char** argv) {
+constexpr char kBenchMain[] = R"(/* Runs of a state with FLAKY set, counted in $COUNTER.flaky. */
+static long NextFlakyRun(void) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s.flaky", getenv("COUNTER"));
+  long n = 0;
+  FILE* f = fopen(path, "r");
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &n) != 1) n = 0;
+    fclose(f);
+  }
+  f = fopen(path, "w");
+  if (f != NULL) {
+    fprintf(f, "%ld\n", ++n);
+    fclose(f);
+  }
+  return n;
+}
+
+int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "--check") == 0) {
     if (Env("THREADS", 1) >= 8) raise(SIGSEGV); /* "8 threads or more crash" */
     if (Env("WRONG", 0) != 0) {
@@ -45,6 +63,8 @@ constexpr char kBenchMain[] = R"(int main(int argc, char** argv) {
     return 0;
   }
   long call = NextCall();
+  /* A state that crashes now and then at run time: its FLAKY_AT-th benchmark run aborts. */
+  if (Env("FLAKY", 0) != 0 && NextFlakyRun() == (long)Env("FLAKY_AT", 0)) raise(SIGABRT);
   double u = (double)(SplitMix((uint64_t)call * 7919u + 17u) >> 11) / 9007199254740992.0;
   double noise = 1 + Env("NOISE", 0) * (2 * u - 1);            /* uniform +-NOISE */
   double drift = call > Env("DRIFT_AFTER", 1e18) ? Env("DRIFT", 1) : 1;
@@ -53,7 +73,8 @@ constexpr char kBenchMain[] = R"(int main(int argc, char** argv) {
   double first = Env("OUTLIER_FIRST", 0);
   int outlier = every > 0 && call >= first && ((call - (long)first) % (long)every) == 0;
   double factor = outlier ? Env("OUTLIER_FACTOR", 0.5) : 1;
-  printf("{\"v\": %.4f, \"work\": %.0f}\n", 1000 * Env("SPEED", 1) * noise * drift * factor,
+  printf("{\"v\": %.4f, \"work\": %.0f}\n",
+         1000 * Env("SPEED", 1) * Env("SPEED2", 1) * noise * drift * factor,
          Env("WORK", 1000));
   return 0;
 }
@@ -375,6 +396,42 @@ TEST(IntegrationCritic, AVeryNoisyBenchGetsMoreRepetitionsAndStillEvaluates) {
   EXPECT_TRUE(noise_event) << show.dump();
   std::string text = ws.Arbor({"status"}).out;
   EXPECT_NE(text.find("noise     robust CV"), std::string::npos) << text;
+}
+
+// (h) A change whose state crashes now and then at run time: fast.flaky (x2) passes every run
+// of its own A/B and its confirmation, is kept, and its state aborts in the next candidate's
+// A/B, as that candidate's base arm. The incumbent is un-kept (crashed, runtime_crash, its
+// direction pruned), the candidate is not blamed, and it is kept on the baseline instead:
+// the campaign hands over the clean win, not the crashing state.
+TEST(IntegrationCritic, AnIncumbentThatCrashesAtRunTimeIsUnkept) {
+  TempWorkspace ws;
+  // fast.flaky's runs: its warm-up and 5 runs, its confirmation's warm-up and 5; then other.win's
+  // A/B, whose candidate carries FLAKY too: the warm-ups (13, 14), then base (15), cand (16).
+  std::string toml = Campaign(ws, "flaky-runtime", "NOISE = \"0.01\", FLAKY_AT = \"15\"",
+                              "\n[search]\nmax_nodes = 4\n") +
+                     Action("fast.flaky", "fast", 3.0, "SPEED = \"2\", FLAKY = \"1\"") +
+                     Action("other.win", "other", 1.3, "SPEED2 = \"1.3\"");
+  std::vector<TreeNode> nodes = RunCampaign(ws, toml);
+  const TreeNode* flaky = FindKey(nodes, "fast.flaky");
+  ASSERT_NE(flaky, nullptr) << Describe(nodes);
+  EXPECT_EQ(flaky->outcome, "crashed") << Describe(nodes);
+  EXPECT_EQ(flaky->diagnosis.rfind("un-kept", 0), 0u) << Describe(nodes);
+  nlohmann::json critic = CriticOf(ws, flaky->id);
+  EXPECT_EQ(critic.value("rca", ""), "runtime_crash") << critic.dump();
+  std::vector<const TreeNode*> wins;
+  for (const auto& n : nodes) {
+    if (n.Key() == "other.win") wins.push_back(&n);
+  }
+  ASSERT_EQ(wins.size(), 2u) << Describe(nodes);
+  EXPECT_EQ(wins[0]->parent, flaky->id) << Describe(nodes);
+  EXPECT_EQ(wins[0]->outcome, "reverted") << Describe(nodes);
+  EXPECT_NE(wins[0]->diagnosis.find("not this change's fault"), std::string::npos)
+      << Describe(nodes);
+  EXPECT_EQ(CriticOf(ws, wins[0]->id).value("rca", ""), "flaky_incumbent");
+  EXPECT_EQ(wins[1]->parent, nodes.front().id) << "re-tried on the baseline\n" << Describe(nodes);
+  EXPECT_EQ(wins[1]->outcome, "kept") << Describe(nodes);
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(status["best"].value("node", int64_t{0}), wins[1]->id) << status.dump();
 }
 
 }  // namespace
