@@ -25,10 +25,6 @@ double Jitter(double mean, int call) {
   return mean * (1 + 0.01 * (2 * rng.Uniform() - 1));
 }
 
-bool HasFlag(const Node& n, const std::string& flag) {
-  return std::count(n.critic.flags.begin(), n.critic.flags.end(), flag) > 0;
-}
-
 // Baseline 100; HUGE prints 1e308 (a ×1e306 "speedup"); FAST is a real +20%.
 void BrokenAndReal(Rig* rig, double huge) {
   rig->spec.actions = {Env("broken.huge", "HUGE", "1", {}, 1.1),

@@ -23,16 +23,6 @@ bool StateFailed(const StepResult& r) {
   return !r.infrastructure && (r.kind == ExitKind::kFailed || r.kind == ExitKind::kSignaled);
 }
 
-void AddFlag(Node* node, const std::string& flag) {
-  auto& flags = node->critic.flags;
-  if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
-}
-
-bool HasFlag(const Node& node, const std::string& flag) {
-  const auto& flags = node.critic.flags;
-  return std::find(flags.begin(), flags.end(), flag) != flags.end();
-}
-
 }  // namespace
 
 int Orchestrator::Repetitions() const {
@@ -154,8 +144,6 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
         // Critic): still not the candidate's fault; it runs once more (RCA "infrastructure"
         // re-queues once and blames nothing).
         m.step.infrastructure = true;
-      }
-      if (is_base) {
         m.step.detail = "the incumbent's benchmark failed" +
                         (m.step.detail.empty() ? "" : ": " + m.step.detail);
       }

@@ -1,5 +1,6 @@
 #include "core/model.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -136,5 +137,14 @@ bool AgentNote::empty() const {
 }
 
 std::string Node::CandidateKey() const { return arbor::CandidateKey(action_id, value); }
+
+bool HasFlag(const Node& node, std::string_view flag) {
+  const auto& flags = node.critic.flags;
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+void AddFlag(Node* node, std::string_view flag) {
+  if (!HasFlag(*node, flag)) node->critic.flags.emplace_back(flag);
+}
 
 }  // namespace arbor

@@ -146,6 +146,10 @@ struct Node {
 
 std::string CandidateKey(std::string_view action_id, std::string_view value);
 
+// The Critic's flags on a node ("unkept", "inconclusive", "move:carry", …).
+bool HasFlag(const Node& node, std::string_view flag);
+void AddFlag(Node* node, std::string_view flag);  // once: a flag already there is not repeated
+
 struct Sample {
   NodeId node = kNoNode;
   std::string arm = "self";  // which measurement series; the Critic adds more arms

@@ -261,13 +261,16 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
   std::stable_sort(close.begin(), close.end(), [](const Node* a, const Node* b) {
     return *a->critic.p_value < *b->critic.p_value;
   });
+  auto again = [&](const Node& x) {
+    return "; measured again with " + std::to_string(2 << RemeasureDepth(tree, x)) +
+           "× the repetitions";
+  };
   std::vector<Requeue> out;
   for (const Node* x : close) {
     if (retried.count(x->id)) continue;
     out.push_back({x->id,
                    "a close call: " + Percent(*x->gain) +
-                       " at p=" + FormatDouble(*x->critic.p_value, 3) + "; measured again with " +
-                       std::to_string(2 << RemeasureDepth(tree, *x)) + "× the repetitions",
+                       " at p=" + FormatDouble(*x->critic.p_value, 3) + again(*x),
                    std::nullopt, Move::kRemeasure});
   }
   if (!out.empty()) return out;
@@ -282,10 +285,7 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
     // A revert for a gain significantly below min_effect is an answer; more runs would not
     // change it. Only a verdict that ran out of evidence gets a second look.
-    if (std::find(x->critic.flags.begin(), x->critic.flags.end(), "inconclusive") ==
-        x->critic.flags.end()) {
-      continue;
-    }
+    if (!HasFlag(*x, "inconclusive")) continue;
     rest.push_back(x);
   }
   std::stable_sort(rest.begin(), rest.end(), [](const Node* a, const Node* b) {
@@ -296,8 +296,7 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
                    "a second look (nothing closer is left at #" + std::to_string(incumbent) +
                        "): " + (x->gain ? Percent(*x->gain) : std::string("no gain")) +
                        (x->critic.p_value ? " at p=" + FormatDouble(*x->critic.p_value, 3) : "") +
-                       "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
-                       "× the repetitions",
+                       again(*x),
                    std::nullopt, Move::kRemeasure});
   }
   return out;

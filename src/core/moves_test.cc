@@ -117,6 +117,15 @@ TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
   EXPECT_NE(retries[0].reason.find("march.native"), std::string::npos) << retries[0].reason;
 }
 
+// A revert for no gain under the baseline, with its measured gain and p-value.
+void Reverted(Tree* tree, NodeId id, double gain, double p) {
+  Node n = MakeNode(id, 1, "a" + std::to_string(id), "", Outcome::kReverted, id);
+  n.critic.rca = "no_gain";
+  n.gain = gain;
+  n.critic.p_value = p;
+  tree->Upsert(n);
+}
+
 // A prerequisite that never comes: simd.avx crashed under the baseline and again after the
 // first keep; the third try waits for 2 keeps after the second crash, the fourth for 4.
 TEST(MovesTest, PrerequisiteRetriesBackOffExponentially) {
@@ -156,13 +165,7 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
   CriticSpec critic;  // min_effect 1%
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
-  auto reverted = [&](NodeId id, double gain, double p) {
-    Node n = MakeNode(id, 1, "a" + std::to_string(id), "", Outcome::kReverted, id);
-    n.critic.rca = "no_gain";
-    n.gain = gain;
-    n.critic.p_value = p;
-    tree.Upsert(n);
-  };
+  auto reverted = [&](NodeId id, double gain, double p) { Reverted(&tree, id, gain, p); };
   reverted(2, 0.03, 0.08);    // close: enough gain, p ≤ 0.2
   reverted(3, 0.03, 0.60);    // not close: p large
   reverted(4, 0.002, 0.05);   // not close: too small a gain
@@ -225,13 +228,7 @@ TEST(MovesTest, CloseCallsReachHalfOfMinEffectAndComeClosestFirst) {
   CriticSpec critic;  // min_effect 1%
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
-  auto reverted = [&](NodeId id, double gain, double p) {
-    Node n = MakeNode(id, 1, "a" + std::to_string(id), "", Outcome::kReverted, id);
-    n.critic.rca = "no_gain";
-    n.gain = gain;
-    n.critic.p_value = p;
-    tree.Upsert(n);
-  };
+  auto reverted = [&](NodeId id, double gain, double p) { Reverted(&tree, id, gain, p); };
   reverted(2, 0.006, 0.40);  // close: half of min_effect, estimate in favour
   reverted(3, 0.020, 0.10);  // close, and closer
   reverted(4, 0.004, 0.10);  // not close: under half of min_effect

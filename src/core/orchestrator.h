@@ -146,6 +146,9 @@ class Orchestrator {
   // un-keeps it, moves the branch back to its parent and re-queues there what was measured
   // on top of it, `node` (the candidate being measured, or nullptr) included (unkeep.cc).
   Status UnkeepAnomalousIncumbent(NodeId incumbent, double now, Node* node);
+  // After un-keeping (recorded first): releases the A/B base's worktree and the judged node's
+  // (or, with none, the prepared one's) and promotes `commit` as the campaign branch.
+  Status MoveBranchBack(const std::string& commit, const Node* judged);
   // When nothing is left to try and budget is: re-queues ideas the path changed under since
   // they were reverted ([search] revisit; src/core/requeue.cc). True when any was re-queued.
   Result<bool> RevisitWhenExhausted();

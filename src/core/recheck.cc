@@ -99,7 +99,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
   for (size_t i = *clean + 1; i < path.size(); ++i) {
     Node n = *path[i];
     n.outcome = Outcome::kReverted;
-    n.critic.flags.push_back("unkept");
+    AddFlag(&n, "unkept");
     if (i > *clean + 1) {
       n.diagnosis =
           "un-kept: built on " + f + ", whose " + what + " is flaky (it may be tried again)";
@@ -111,7 +111,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
       // A crash of this change's state at run time: the action's, like any runtime crash.
       n.outcome = Outcome::kCrashed;
       n.critic.rca = "runtime_crash";
-      n.critic.flags.push_back("flaky");
+      AddFlag(&n, "flaky");
       n.diagnosis =
           "un-kept: its state crashes at run time now and then: its benchmark failed (in " + where +
           ": " + DescribeStep(failure) + "), and " + c + " passed " + std::to_string(kCleanRuns) +
@@ -130,9 +130,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
   }
   std::vector<Event> events;
   for (const Node& n : changed) {
-    if (std::find(n.critic.flags.begin(), n.critic.flags.end(), "unkept") != n.critic.flags.end()) {
-      events.push_back(MakeEvent(n.id, "unkept", n.diagnosis));
-    }
+    if (HasFlag(n, "unkept")) events.push_back(MakeEvent(n.id, "unkept", n.diagnosis));
     for (const Constraint& k : n.critic.constraints) {
       events.push_back(MakeEvent(n.id, "constraint", DescribeConstraint(k)));
     }
@@ -160,17 +158,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
   *handled = true;
   // Recorded first, moved second: if the process dies in between, Reconcile() promotes the
   // incumbent (now the clean state) on start.
-  if (base_node_ != kNoNode) {
-    ARBOR_TRY(ports_.workspace->Release(base_node_));
-    base_node_ = kNoNode;
-  }
-  if (node != nullptr) {
-    ARBOR_TRY(ports_.workspace->Release(node->id));
-  } else if (prepared_node_ != kNoNode) {
-    ARBOR_TRY(ports_.workspace->Release(prepared_node_));
-  }
-  prepared_node_ = built_node_ = kNoNode;
-  return ports_.workspace->Promote(back_to);
+  return MoveBranchBack(back_to, node);
 }
 
 }  // namespace arbor

@@ -94,17 +94,21 @@ Status Orchestrator::UnkeepAnomalousIncumbent(NodeId incumbent, double now, Node
   }
   // Recorded first, moved second: if the process dies in between, Reconcile() promotes the
   // incumbent (now `back`) on start.
+  return MoveBranchBack(back_to, node);
+}
+
+Status Orchestrator::MoveBranchBack(const std::string& commit, const Node* judged) {
   if (base_node_ != kNoNode) {
     ARBOR_TRY(ports_.workspace->Release(base_node_));
     base_node_ = kNoNode;
   }
-  if (node != nullptr) {
-    ARBOR_TRY(ports_.workspace->Release(node->id));
+  if (judged != nullptr) {
+    ARBOR_TRY(ports_.workspace->Release(judged->id));
   } else if (prepared_node_ != kNoNode) {
     ARBOR_TRY(ports_.workspace->Release(prepared_node_));
   }
   prepared_node_ = built_node_ = kNoNode;
-  return ports_.workspace->Promote(back_to);
+  return ports_.workspace->Promote(commit);
 }
 
 }  // namespace arbor
