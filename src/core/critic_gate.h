@@ -52,7 +52,9 @@ double NominalAlpha(double alpha, int round, int rounds);
 // The pre-flight never refuses to run: a noisy benchmark is the normal case. It raises the
 // repetitions per arm as far as the campaign's time budget allows, states the minimum
 // detectable effect that leaves, and the campaign evaluates with it (docs/critic.md "Noise").
-inline constexpr double kDesignPower = 0.8;     // power at which the pre-flight states an MDE
+inline constexpr double kDesignPower = 0.8;  // power at which the pre-flight states an MDE
+// The power the gate's last look has for a gain of exactly min_effect (as likely as not).
+inline constexpr double kMinEffectPower = 0.5;
 inline constexpr int kRepetitionCapFactor = 8;  // repetitions may rise to 8× the campaign's
 // Benchmark runs one evaluation costs per repetition, for the time cap: two arms, about two
 // looks of the sequential gate (the first look decides most candidates, a keep adds the

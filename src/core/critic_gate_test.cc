@@ -204,7 +204,8 @@ TEST_F(CriticGateTest, NoSamplesIsARevert) {
 }
 
 TEST(AssessNoiseTest, QuietNoisyAndCappedButNeverRefused) {
-  CriticSpec critic;  // max_cv 0.05
+  CriticSpec critic;         // max_cv 0.05
+  critic.min_effect = 0.05;  // the power rule (next test) asks for fewer runs than max_cv here
   NoiseReport r = AssessNoise({100, 102, 98, 101, 99, 100, 101, 99, 100, 100}, critic, 5);
   EXPECT_LT(r.cv, 0.02);
   EXPECT_EQ(r.recommended_repetitions, 5);
@@ -227,6 +228,31 @@ TEST(AssessNoiseTest, QuietNoisyAndCappedButNeverRefused) {
   r = AssessNoise({100}, critic, 5);
   EXPECT_FALSE(r.noisy);
   EXPECT_NE(r.message.find("at least 2"), std::string::npos);
+}
+
+TEST(AssessNoiseTest, TheLastLookSeesMinEffectAsOftenAsNot) {
+  // CV 1.48% is within max_cv, but 5 runs per look leave the last look (20 per arm, at its
+  // nominal level 0.0086) blind to a 1% gain: 2 · 2.382² · 0.0148² / 0.01² = 24.9 runs per arm,
+  // 7 per look.
+  CriticSpec critic;  // min_effect 0.01, alpha 0.05
+  const std::vector<double> quiet = {100, 102, 98, 101, 99, 100, 101, 99, 100, 100};
+  NoiseReport r = AssessNoise(quiet, critic, 5);
+  EXPECT_FALSE(r.noisy);
+  EXPECT_FALSE(r.capped);
+  EXPECT_EQ(r.recommended_repetitions, 7);
+  const double last = NominalAlpha(critic.alpha, 4, 4);
+  EXPECT_LE(MinimumDetectableEffect(r.cv, 4 * 7, last, kMinEffectPower), critic.min_effect);
+  EXPECT_GT(MinimumDetectableEffect(r.cv, 4 * 6, last, kMinEffectPower), critic.min_effect);
+  EXPECT_NE(r.message.find("raised from 5"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("1.0% gain as often as not"), std::string::npos) << r.message;
+  // A coarser min_effect needs no more than the campaign's own repetitions.
+  critic.min_effect = 0.03;
+  EXPECT_EQ(AssessNoise(quiet, critic, 5).recommended_repetitions, 5);
+  // The time budget bounds it like any raise: 2 s runs, 48 s per evaluation = 6 at most.
+  critic.min_effect = 0.01;
+  r = AssessNoise(quiet, critic, 5, NoiseBudget{2.0, 48.0});
+  EXPECT_EQ(r.recommended_repetitions, 6);
+  EXPECT_TRUE(r.capped);
 }
 
 TEST(AssessNoiseTest, OneOutlierDoesNotInflateTheNoiseEstimate) {

@@ -78,8 +78,8 @@ Status Orchestrator::BenchSelf(Node* node) {
     meta_.repetitions = noise.recommended_repetitions;
     message += "; noise: " + noise.message;
     if (noise.outliers > 0) AddFlag(node, "outliers");
-    if (noise.noisy) {
-      AddFlag(node, "noisy");
+    if (noise.noisy) AddFlag(node, "noisy");
+    if (noise.recommended_repetitions > std::max(1, spec_.metric.repetitions)) {
       events.push_back(MakeEvent(node->id, "noise", noise.message));
     }
   }

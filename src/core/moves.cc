@@ -254,6 +254,9 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
     if (x->critic.requeued_from != kNoNode) retried.insert(x->critic.requeued_from);
     if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures) continue;
+    // A revert the gate answered (a gain significantly below min_effect) is not re-measured:
+    // more runs would not change it. Only a verdict that ran out of evidence is.
+    if (!HasFlag(*x, "inconclusive")) continue;
     if (!x->gain || *x->gain < critic.min_effect / 2) continue;
     if (!x->critic.p_value || *x->critic.p_value > kCloseCallP) continue;
     close.push_back(x);
@@ -283,9 +286,7 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
     const Node* x = tree.Find(child);
     if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
-    // A revert for a gain significantly below min_effect is an answer; more runs would not
-    // change it. Only a verdict that ran out of evidence gets a second look.
-    if (!HasFlag(*x, "inconclusive")) continue;
+    if (!HasFlag(*x, "inconclusive")) continue;  // answered, as above
     rest.push_back(x);
   }
   std::stable_sort(rest.begin(), rest.end(), [](const Node* a, const Node* b) {

@@ -40,9 +40,10 @@ std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
 std::optional<Move> MoveOf(const Node& node);  // from its flags
 // A revert is a close call, worth measuring again with more repetitions when the budget has
-// nothing else left, when its estimate favours it (p ≤ kCloseCallP) and its measured gain reached
-// half of min_effect: at a few per cent of noise a real gain of min_effect often measures at half
-// of it, and a re-measure keeps nothing the gate and the confirmation do not both accept.
+// nothing else left, when the gate ran out of evidence (flag `inconclusive`), its estimate favours
+// it (p ≤ kCloseCallP) and its measured gain reached half of min_effect: at a few per cent of noise
+// a real gain of min_effect often measures at half of it, and a re-measure keeps nothing the gate
+// and the confirmation do not both accept.
 inline constexpr double kCloseCallP = 0.50;
 inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×, 4×, 8× at most
 
@@ -80,10 +81,10 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
 // eligible again, which bounds the work by the budget and never by a global once-only rule.
 std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent);
 
-// When every candidate was tried at `incumbent`: reverted children of it whose gain reached
-// half of min_effect with p ≤ kCloseCallP (a close call, not a clear no), closest first, measured
-// once more with twice the repetitions of that measurement; a close call again may go on up to
-// kMaxRemeasures. When no close call is left, every other inconclusive revert at `incumbent`
+// When every candidate was tried at `incumbent`: inconclusive reverted children of it whose gain
+// reached half of min_effect with p ≤ kCloseCallP (a close call, not a clear no), closest first,
+// measured once more with twice the repetitions of that measurement; a close call again may go on
+// up to kMaxRemeasures. When no close call is left, every other inconclusive revert at `incumbent`
 // (flag `inconclusive`; a second look, closest first), up to the same depth.
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
 

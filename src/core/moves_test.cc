@@ -166,10 +166,11 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   auto reverted = [&](NodeId id, double gain, double p) { Reverted(&tree, id, gain, p); };
-  reverted(2, 0.03, 0.08);    // close: enough gain, p ≤ 0.2
-  reverted(3, 0.03, 0.60);    // not close: p large
-  reverted(4, 0.002, 0.05);   // not close: too small a gain
-  for (NodeId id : {3, 4}) {  // both ran out of evidence: second looks once nothing is close
+  reverted(2, 0.03, 0.08);       // close: enough gain, p ≤ 0.2
+  reverted(3, 0.03, 0.60);       // not close: p large
+  reverted(4, 0.002, 0.05);      // not close: too small a gain
+  reverted(8, 0.03, 0.08);       // as close as #2, but the gate answered it (futility)
+  for (NodeId id : {2, 3, 4}) {  // ran out of evidence: #3, #4 second looks once nothing is close
     Node n = *tree.Find(id);
     n.critic.flags = {"inconclusive"};
     tree.Upsert(n);
@@ -182,7 +183,7 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
   again.gain = 0.03;
   again.critic.p_value = 0.08;
   again.critic.requeued_from = 2;
-  again.critic.flags = {MoveFlag(Move::kRemeasure)};
+  again.critic.flags = {MoveFlag(Move::kRemeasure), "inconclusive"};
   tree.Upsert(again);
   EXPECT_EQ(RemeasureDepth(tree, again), 1);
   // Still close at 2×: once more at 4×, and so on up to kMaxRemeasures.
@@ -233,6 +234,11 @@ TEST(MovesTest, CloseCallsReachHalfOfMinEffectAndComeClosestFirst) {
   reverted(3, 0.020, 0.10);  // close, and closer
   reverted(4, 0.004, 0.10);  // not close: under half of min_effect
   reverted(5, 0.030, 0.55);  // not close: the estimate does not favour it
+  for (NodeId id : {2, 3, 4, 5}) {
+    Node n = *tree.Find(id);
+    n.critic.flags = {"inconclusive"};
+    tree.Upsert(n);
+  }
   std::vector<Requeue> close = Remeasure(tree, kRootId, critic);
   ASSERT_EQ(close.size(), 2u);
   EXPECT_EQ(close[0].from, 3);

@@ -25,7 +25,8 @@ struct TreeNode {
   std::string outcome;
   std::string diagnosis;
   std::string commit;
-  nlohmann::json metric;  // number or null, as printed
+  nlohmann::json metric;           // number or null, as printed
+  std::vector<std::string> flags;  // the Critic's ("move:remeasure", "inconclusive", …)
   // "action" or "action[value]", as Arbor's candidate keys.
   std::string Key() const { return value.empty() ? action : action + "[" + value + "]"; }
 };

@@ -368,7 +368,10 @@ TEST(IntegrationCritic, AnOutlierInThePreflightNeitherStopsNorFoolsTheCampaign) 
   EXPECT_GE(evaluated, 5) << Describe(nodes);  // the 3 candidates and the no-ops' revisits
   ASSERT_TRUE(status.contains("noise")) << status.dump();
   EXPECT_LT(status["noise"]["cv"].get<double>(), 0.05) << status.dump();
-  EXPECT_EQ(status["noise"]["repetitions"], 5) << status.dump();
+  // 2% noise against min_effect 1% asks for more runs per look (the last look should see 1% as
+  // often as not, docs/critic.md "Noise"); the ~20% an outlier would have suggested asks for the
+  // cap, 8 × 5.
+  EXPECT_LT(status["noise"]["repetitions"].get<int>(), 40) << status.dump();
   nlohmann::json root = CriticOf(ws, 1);
   std::vector<std::string> flags = root.value("flags", std::vector<std::string>{});
   EXPECT_NE(std::find(flags.begin(), flags.end(), "outliers"), flags.end()) << root.dump();
