@@ -10,6 +10,7 @@ inline constexpr int kExitConfig = 3;    // campaign file error, or a verb not b
 inline constexpr int kExitState = 4;     // workspace/state: not a repo, dirty, no campaign
 inline constexpr int kExitStore = 5;     // the SQLite store cannot be opened or written
 inline constexpr int kExitBaseline = 6;  // the unmodified workspace fails to build/check/bench
+inline constexpr int kExitNothingEvaluated = 7;  // finished without evaluating a single change
 inline constexpr int kExitInterrupted = 130;
 
 }  // namespace arbor

@@ -316,7 +316,15 @@ Result<int> RunCampaign(const RunOptions& options) {
     auto status = StatusCommand(ViewOptions{options.file, true});
     if (status.ok()) std::printf("{\"type\":\"summary\",\"status\":%s}\n", status->c_str());
   }
-  return summary->state == "stopped" ? kExitInterrupted : kExitOk;
+  if (summary->state == "stopped") return kExitInterrupted;
+  if (summary->evaluated == 0) {
+    // Finished with nothing evaluated: not a success a script should take for one.
+    auto hint = NothingEvaluated(options.file);
+    std::fprintf(stderr, "arbor: %s\n",
+                 hint.ok() && !hint->empty() ? hint->c_str() : "nothing was evaluated");
+    return kExitNothingEvaluated;
+  }
+  return kExitOk;
 }
 
 Result<std::string> InitCommand(const std::string& file, bool force) {

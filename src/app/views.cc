@@ -61,6 +61,14 @@ Result<std::string> StatusCommand(const ViewOptions& options) {
   return StatusText(*view);
 }
 
+Result<std::string> NothingEvaluated(const std::string& file) {
+  auto opened = OpenForReading(file);
+  if (!opened.ok()) return opened.error();
+  auto view = LoadCampaignView(&*opened);
+  if (!view.ok()) return view.error();
+  return NothingEvaluatedHint(*view);
+}
+
 Result<std::string> TreeCommand(const ViewOptions& options) {
   auto opened = OpenForReading(options.file);
   if (!opened.ok()) return opened.error();

@@ -146,6 +146,7 @@ nlohmann::json StatusJson(const CampaignView& view) {
       {"campaign", view.meta.name},
       {"state", view.meta.state},
       {"stop_reason", report::OptionalString(view.meta.stop_reason)},
+      {"nothing_evaluated", report::OptionalString(NothingEvaluatedHint(view))},
       {"nodes",
        {{"total", c.total},
         {"kept", c.kept},
@@ -191,12 +192,39 @@ nlohmann::json StatusJson(const CampaignView& view) {
   return out;
 }
 
+std::string NothingEvaluatedHint(const CampaignView& view) {
+  if (view.meta.state != "finished") return "";
+  const Counts c = Summarize(view).counts;
+  if (c.kept + c.reverted + c.crashed > 0) return "";
+  const std::string& why = view.meta.stop_reason;
+  std::string next;
+  if (why == "target") {
+    next = "the baseline already meets metric.target; raise the target or remove it";
+  } else if (why == "max_time") {
+    next =
+        "the time budget ran out before a change was measured; raise [search] max_time "
+        "(or arbor run --max-time)";
+  } else if (why == "max_nodes") {
+    next = "[search] max_nodes leaves no evaluation; raise it (or arbor run --max-nodes)";
+  } else if (why == "exhausted") {
+    next = "no candidate could run (" + std::to_string(c.pruned) + " pruned, " +
+           std::to_string(c.skipped) +
+           " skipped: `arbor tree` shows why); add actions or fix what pruned or skipped them";
+  } else {
+    next = "see `arbor tree` and `arbor show 1`";
+  }
+  return "nothing was evaluated (" + (why.empty() ? std::string("no stop reason") : why) +
+         "): " + next;
+}
+
 std::string StatusText(const CampaignView& view) {
   Summary s = Summarize(view);
   const Counts& c = s.counts;
   std::string out = view.meta.name + ": " + view.meta.state;
   if (!view.meta.stop_reason.empty()) out += " (" + view.meta.stop_reason + ")";
   out += "\n";
+  if (std::string hint = NothingEvaluatedHint(view); !hint.empty())
+    out += "why       " + hint + "\n";
 
   out += "nodes     " + std::to_string(c.total) + " total, " + std::to_string(c.kept) + " kept, " +
          std::to_string(c.reverted) + " reverted, " + std::to_string(c.crashed) + " crashed";

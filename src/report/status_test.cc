@@ -30,6 +30,7 @@ CampaignView SampleView(Goal goal = Goal::kMax) {
 TEST(StatusJsonTest, ExactShape) {
   nlohmann::json expected = nlohmann::json::parse(R"({
       "campaign": "toy", "state": "finished", "stop_reason": "max_nodes",
+      "nothing_evaluated": null,
       "nodes": {"total": 7, "kept": 2, "reverted": 1, "crashed": 1, "pruned": 0,
                 "skipped": 0, "running": 1, "pending": 1},
       "baseline": {"metric": "ops_per_s", "value": 1000.0},
@@ -40,6 +41,36 @@ TEST(StatusJsonTest, ExactShape) {
       "moves": {"introspect": 0, "carry": 0, "prerequisite": 0, "revisit": 0, "retune": 0,
                 "remeasure": 0, "retry": 0}})");
   EXPECT_EQ(StatusJson(SampleView()), expected);
+}
+
+// A finished campaign with no kept, reverted or crashed node says why and what to do next; a
+// running one, or one that evaluated something, says nothing.
+TEST(StatusJsonTest, NothingEvaluatedSaysWhyAndTheNextStep) {
+  CampaignView view = SampleView();
+  EXPECT_EQ(NothingEvaluatedHint(view), "");
+  std::vector<Node> only_root;
+  for (Node n : view.nodes) {
+    if (n.id == kRootId) only_root.push_back(n);
+    if (n.id != kRootId && n.outcome == Outcome::kKept) {
+      n.outcome = Outcome::kPruned;
+      only_root.push_back(n);
+    }
+  }
+  view.nodes = only_root;
+  view.meta.stop_reason = "exhausted";
+  const std::string hint = NothingEvaluatedHint(view);
+  EXPECT_EQ(hint.rfind("nothing was evaluated (exhausted): no candidate could run (2 pruned, 0 "
+                       "skipped",
+                       0),
+            0u)
+      << hint;
+  EXPECT_EQ(StatusJson(view)["nothing_evaluated"], hint);
+  EXPECT_NE(StatusText(view).find("\nwhy       " + hint + "\n"), std::string::npos);
+  view.meta.stop_reason = "max_time";
+  EXPECT_NE(NothingEvaluatedHint(view).find("raise [search] max_time"), std::string::npos);
+  view.meta.state = "running";
+  EXPECT_EQ(NothingEvaluatedHint(view), "");
+  EXPECT_TRUE(StatusJson(view)["nothing_evaluated"].is_null());
 }
 
 TEST(StatusJsonTest, MovesAndNoiseAreCounted) {

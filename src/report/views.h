@@ -45,6 +45,11 @@ struct CampaignView {
   std::string jobs_error;  // the executor could not be asked: the jobs are unknown
 };
 
+// Why a campaign that finished without evaluating a single change did so, and the next step
+// to take, in one line ("" while it is running, stopped, or evaluated something). `arbor run`
+// prints it and exits kExitNothingEvaluated; `arbor status` shows it (docs/cli.md).
+std::string NothingEvaluatedHint(const CampaignView& view);
+
 // `arbor status --json`. "best" is the incumbent (the kept chain from the root, latest kept
 // child at each level, as Tree::Incumbent); it is the root itself while nothing is kept.
 // Besides the documented fields, "nodes" also counts "pending" so the counts add up to total.

@@ -91,6 +91,34 @@ TEST(IntegrationCli, StatusShowsTheBudgetTheCampaignRanWith) {
   EXPECT_NE(text.out.find("of 7m"), std::string::npos) << text.out;
 }
 
+// A campaign that finishes without evaluating a single change is no success: here the baseline
+// already meets the target. `arbor run` exits 7 and says why; `arbor status` says it again.
+TEST(IntegrationCli, ACampaignThatEvaluatedNothingExitsSevenAndSaysWhy) {
+  auto ws = TempWorkspace::Toy();
+  std::string toml = ReadFile(ws->repo() + "/arbor.toml");
+  const std::string goal = "goal = \"max\"\n";
+  ASSERT_NE(toml.find(goal), std::string::npos);
+  toml.replace(toml.find(goal), goal.size(), goal + "target = 1\n");
+  ws->Write("arbor.toml", toml);
+  ws->CommitAll();
+  ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet"});
+  EXPECT_EQ(run.exit_code, 7) << run.Describe();
+  EXPECT_NE(run.err.find("nothing was evaluated (target): the baseline already meets"),
+            std::string::npos)
+      << run.Describe();
+  nlohmann::json status = ws->ArborJson({"status", "arbor.toml", "--json"});
+  EXPECT_EQ(status.value("stop_reason", ""), "target") << status.dump();
+  EXPECT_NE(status.value("nothing_evaluated", "").find("raise the target"), std::string::npos)
+      << status.dump();
+  ProcResult text = ws->Arbor({"status", "arbor.toml"});
+  EXPECT_NE(text.out.find("why       nothing was evaluated"), std::string::npos) << text.out;
+  // A campaign that evaluated something exits 0 and has no such line.
+  auto other = TempWorkspace::Toy();
+  ProcResult ok = other->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "1"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.Describe();
+  EXPECT_TRUE(other->ArborJson({"status", "arbor.toml", "--json"})["nothing_evaluated"].is_null());
+}
+
 TEST(IntegrationCli, UnknownNodeIsAStateError) {
   auto ws = TempWorkspace::Toy();
   ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "1"});
