@@ -2,7 +2,8 @@
 # on a few generated landscapes at budget 30 and checks the shape of what it prints and writes
 # (one aggregate line per policy, the feature and acceptance sections, one CSV row per run),
 # never its numbers.
-# Usage: cmake -DBENCH=... -DOUT=dir -DN=6 -DPOLICIES=a,b,c -P smoke_generate.cmake
+# Usage: cmake -DBENCH=... -DOUT=dir -DN=3 -DPOLICIES=a,b,c -P smoke_generate.cmake
+file(REMOVE_RECURSE ${OUT})  # a previous run (perhaps with another N) must not count
 file(MAKE_DIRECTORY ${OUT})
 execute_process(
   COMMAND ${BENCH} --generate ${N} --budgets 30 --policies ${POLICIES} --csv ${OUT}/runs.csv
