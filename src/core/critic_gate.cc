@@ -184,7 +184,7 @@ NoiseReport AssessNoise(const std::vector<double>& aa_samples, const CriticSpec&
     if (per_look > r.recommended_repetitions) {
       powered = true;
       r.capped = r.capped || per_look > r.cap;
-      r.recommended_repetitions = std::max(r.recommended_repetitions, std::min(r.cap, per_look));
+      r.recommended_repetitions = std::min(r.cap, per_look);  // the cap is never below it
     }
   }
   r.mde = MinimumDetectableEffect(r.cv, r.recommended_repetitions, critic.alpha, kDesignPower);

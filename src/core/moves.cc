@@ -247,52 +247,43 @@ int RemeasureDepth(const Tree& tree, const Node& node) {
 }
 
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic) {
+  const std::vector<NodeId>& children = tree.Children(incumbent);
   std::set<NodeId> retried;
-  std::vector<const Node*> close;
-  for (NodeId child : tree.Children(incumbent)) {
-    const Node* x = tree.Find(child);
-    if (x->critic.requeued_from != kNoNode) retried.insert(x->critic.requeued_from);
-    if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
-    if (RemeasureDepth(tree, *x) >= kMaxRemeasures) continue;
-    // A revert the gate answered (a gain significantly below min_effect) is not re-measured:
-    // more runs would not change it. Only a verdict that ran out of evidence is.
-    if (!HasFlag(*x, "inconclusive")) continue;
-    if (!x->gain || *x->gain < critic.min_effect / 2) continue;
-    if (!x->critic.p_value || *x->critic.p_value > kCloseCallP) continue;
-    close.push_back(x);
+  for (NodeId child : children) {
+    const NodeId from = tree.Find(child)->critic.requeued_from;
+    if (from != kNoNode) retried.insert(from);
   }
-  std::stable_sort(close.begin(), close.end(), [](const Node* a, const Node* b) {
-    return *a->critic.p_value < *b->critic.p_value;
+  // The inconclusive reverts at the incumbent not yet measured again, closest first. A revert
+  // the gate answered (a gain significantly below min_effect) is not among them: more runs
+  // would not change it. Only a verdict that ran out of evidence is.
+  std::vector<const Node*> open;
+  for (NodeId child : children) {
+    const Node* x = tree.Find(child);
+    if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
+    if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
+    if (HasFlag(*x, "inconclusive")) open.push_back(x);
+  }
+  std::stable_sort(open.begin(), open.end(), [](const Node* a, const Node* b) {
+    return a->critic.p_value.value_or(1) < b->critic.p_value.value_or(1);
   });
   auto again = [&](const Node& x) {
     return "; measured again with " + std::to_string(2 << RemeasureDepth(tree, x)) +
            "× the repetitions";
   };
   std::vector<Requeue> out;
-  for (const Node* x : close) {
-    if (retried.count(x->id)) continue;
+  for (const Node* x : open) {
+    if (!x->gain || *x->gain < critic.min_effect / 2) continue;
+    if (!x->critic.p_value || *x->critic.p_value > kCloseCallP) continue;
     out.push_back({x->id,
                    "a close call: " + Percent(*x->gain) +
                        " at p=" + FormatDouble(*x->critic.p_value, 3) + again(*x),
                    std::nullopt, Move::kRemeasure});
   }
   if (!out.empty()) return out;
-  // No close call left: a second look at every other inconclusive revert (flag `inconclusive`:
-  // the gate's last look found neither significance nor futility), closest first. A budget the
-  // user gave is spent, and more repetitions are the one thing that can still turn such a
-  // revert around once every candidate and close call was measured at this incumbent.
-  std::vector<const Node*> rest;
-  for (NodeId child : tree.Children(incumbent)) {
-    const Node* x = tree.Find(child);
-    if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
-    if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
-    if (!HasFlag(*x, "inconclusive")) continue;  // answered, as above
-    rest.push_back(x);
-  }
-  std::stable_sort(rest.begin(), rest.end(), [](const Node* a, const Node* b) {
-    return a->critic.p_value.value_or(1) < b->critic.p_value.value_or(1);
-  });
-  for (const Node* x : rest) {
+  // No close call left: a second look at every other inconclusive revert, closest first. A
+  // budget the user gave is spent, and more repetitions are the one thing that can still turn
+  // such a revert around once every candidate and close call was measured at this incumbent.
+  for (const Node* x : open) {
     out.push_back({x->id,
                    "a second look (nothing closer is left at #" + std::to_string(incumbent) +
                        "): " + (x->gain ? Percent(*x->gain) : std::string("no gain")) +

@@ -194,7 +194,7 @@ nlohmann::json StatusJson(const CampaignView& view) {
 
 std::string NothingEvaluatedHint(const CampaignView& view) {
   if (view.meta.state != "finished") return "";
-  const Counts c = Summarize(view).counts;
+  const Counts c = CountNodes(view.nodes);
   if (c.kept + c.reverted + c.crashed > 0) return "";
   const std::string& why = view.meta.stop_reason;
   std::string next;
