@@ -266,6 +266,11 @@ Result<std::string> GitWorkspace::Snapshot(NodeId node, const std::string& messa
   ARBOR_TRY(WriteFileAtomically(path + "/" + kEnvFile, EnvFileText(overlay)));
   auto added = Git("add -A", path);
   if (!added) return added.error();
+  // Arbor's own file is committed even when the repository ignores it (a `*.env` rule is
+  // common): without it an environment-only keep would not move the branch, and the result
+  // would live only under .arbor/.
+  auto forced = Git(std::string("add -f -- ") + kEnvFile, path);
+  if (!forced) return forced.error();
   auto diff = RunGit("diff --cached --quiet", path);
   if (!diff) return diff.error();
   if (diff->exit_code != 0 && diff->exit_code != 1) {

@@ -173,6 +173,24 @@ TEST_F(GitWorkspaceTest, PrepareSnapshotPromoteRoundTrip) {
   EXPECT_EQ(Git("status --porcelain"), "");
 }
 
+// A repository whose .gitignore matches arbor-best.env (`*.env`): the file is committed
+// anyway, so an environment-only keep still moves the branch to a commit that holds it.
+TEST_F(GitWorkspaceTest, TheEnvFileIsCommittedEvenWhenTheRepositoryIgnoresIt) {
+  InitRepo();
+  Write(repo_ + "/.gitignore", "build/\n*.env\n");
+  Git("commit -q -am 'ignore env files'");
+  GitWorkspace ws(repo_, "demo");
+  std::string base = OpenOk(ws);
+  PrepareOk(ws, 2, base);
+  auto snap = ws.Snapshot(2, "env only", {{"A_VAR", "1"}});
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_NE(*snap, base);
+  EXPECT_EQ(Git("diff --name-only " + base + " " + *snap), "arbor-best.env");
+  EXPECT_NE(Git("show " + *snap + ":arbor-best.env").find("export A_VAR='1'"), std::string::npos);
+  ASSERT_TRUE(ws.Promote(*snap).ok());
+  EXPECT_EQ(Git("rev-parse arbor/demo"), *snap);
+}
+
 TEST_F(GitWorkspaceTest, PrepareReusesACleanWorktree) {
   InitRepo();
   GitWorkspace ws(repo_, "demo");

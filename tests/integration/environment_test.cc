@@ -99,5 +99,24 @@ TEST(IntegrationEnvironment, TargetCommandsSeeOnlyTheAllowlistTheOverlayAndTheNo
   EXPECT_TRUE(saw_action_env) << "the action's env never reached a command";
 }
 
+// A repository that ignores `*.env` (a common rule): the environment-only keep of -O2 still
+// reaches the branch, with arbor-best.env in its commit, and the user's checkout stays clean.
+TEST(IntegrationEnvironment, TheBestEnvReachesTheBranchWhenTheRepositoryIgnoresEnvFiles) {
+  auto ws = TempWorkspace::Toy();
+  ws->Write(".gitignore", ReadFile(ws->repo() + "/.gitignore") + "*.env\n");
+  ws->CommitAll();
+  ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(*ws);
+  ASSERT_EQ(nodes.size(), 2u);
+  ASSERT_EQ(nodes[1].outcome, "kept") << nodes[1].Key();
+  ProcResult env = ws->Git({"show", "arbor/toy:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_NE(env.out.find("export CFLAGS='-O0 -O2'"), std::string::npos) << env.out;
+  ProcResult head = ws->Git({"rev-parse", "arbor/toy"});
+  EXPECT_EQ(head.out, nodes[1].commit + "\n");
+  EXPECT_EQ(ws->Git({"status", "--porcelain"}).out, "");
+}
+
 }  // namespace
 }  // namespace arbor::integration
