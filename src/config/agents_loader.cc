@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "config/values.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor::config_internal {
@@ -115,10 +116,32 @@ Status ReadSecrets(const Section& root, std::vector<std::string>* secrets) {
   return {};
 }
 
+// An agent command whose program is a relative path ("./agent.sh", "tools/agent --fast") names
+// a file next to the campaign file: the program is made absolute against `base_dir`, since the
+// command runs in a node's worktree for a change and in a scratch folder for a proposal round.
+// A bare name ("claude") is looked up in PATH as usual, and a command that starts with anything
+// but a plain word (a variable assignment, quotes, a subshell) is left as written.
+std::string ResolveAgentProgram(const std::string& base_dir, const std::string& command) {
+  const size_t start = command.find_first_not_of(" \t");
+  if (start == std::string::npos) return command;
+  size_t end = command.find_first_of(" \t", start);
+  if (end == std::string::npos) end = command.size();
+  const std::string program = command.substr(start, end - start);
+  if (program.find('/') == std::string::npos || program[0] == '/' || program[0] == '~' ||
+      program.find_first_of("=$`'\"\\(){};|&<>*?") != std::string::npos) {
+    return command;
+  }
+  return command.substr(0, start) + ShellQuote(ResolvePath(base_dir, program)) +
+         command.substr(end);
+}
+
 }  // namespace
 
-Status ReadAgents(const Section& root, const std::string& /*base_dir*/, CampaignSpec* spec) {
+Status ReadAgents(const Section& root, const std::string& base_dir, CampaignSpec* spec) {
   ARBOR_TRY(ReadSpecialists(root, &spec->specialists));
+  for (auto& [domain, s] : spec->specialists) {
+    if (!s.command.empty()) s.command = ResolveAgentProgram(base_dir, s.command);
+  }
   ARBOR_TRY(ReadLlm(root, &spec->llm));
   ARBOR_TRY(ReadSecrets(root, &spec->secrets));
   for (const auto& [domain, s] : spec->specialists) {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "util/escape.h"
+
 namespace arbor {
 namespace {
 
@@ -158,6 +160,23 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
   EXPECT_EQ(spec.specialists.at("kernel").backend, "llm");
   EXPECT_EQ(spec.specialists.at("kernel").api_key_env, "KEY");
   EXPECT_EQ(spec.specialists.at("refactor").command, "agent");
+}
+
+// A relative agent program names a file next to the campaign file: the command runs in a
+// worktree or a scratch folder, so the loader makes that program absolute (quoted for the
+// shell); a bare name, an absolute path or anything but a plain first word is left as written.
+TEST_F(CampaignLoaderTest, ARelativeAgentProgramResolvesAgainstTheCampaignFilesFolder) {
+  auto command = [&](const std::string& value) {
+    CampaignSpec spec = Parse(kMinimal + "[specialists.refactor]\nbackend = \"command\"\n" +
+                              "command = '" + value + "'\n");
+    return spec.specialists.at("refactor").command;
+  };
+  EXPECT_EQ(command("./agent.sh --fast"), ShellQuote(dir_.string() + "/agent.sh") + " --fast");
+  EXPECT_EQ(command("tools/../bin/agent"), ShellQuote(dir_.string() + "/bin/agent"));
+  EXPECT_EQ(command("claude -p"), "claude -p");
+  EXPECT_EQ(command("/usr/bin/agent x"), "/usr/bin/agent x");
+  EXPECT_EQ(command("FOO=1 ./agent.sh"), "FOO=1 ./agent.sh");
+  EXPECT_EQ(command("\"./my agent\" x"), "\"./my agent\" x");
 }
 
 TEST_F(CampaignLoaderTest, KbPathExpandsHome) {

@@ -93,21 +93,4 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
   return captured;
 }
 
-std::string ShellQuote(const std::string& s) {
-  auto safe = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c != '\0' && std::strchr("_@%+=:,./-", c) != nullptr);
-  };
-  if (!s.empty() && std::all_of(s.begin(), s.end(), safe)) return s;
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 }  // namespace arbor

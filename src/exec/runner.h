@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "util/escape.h"
 #include "util/result.h"
 
 namespace arbor {
@@ -73,9 +74,7 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
                                 const std::map<std::string, std::string>& env,
                                 double timeout_s = 120, const std::string& stdin_data = "");
 
-// Quotes a string for /bin/sh: unchanged when it has only safe characters
-// ([A-Za-z0-9_@%+=:,./-], non-empty), else single-quoted.
-std::string ShellQuote(const std::string& s);
+// ShellQuote (quoting for /bin/sh) is in util/escape.h.
 
 // Kills every process adopted by this (subreaper) process that no running command can claim:
 // leftovers whose command could not be told apart while several commands ran at once (see

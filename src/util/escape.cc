@@ -1,5 +1,8 @@
 #include "util/escape.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace arbor {
 
 std::string EscapeControlChars(std::string_view s) {
@@ -65,6 +68,23 @@ std::string JsonEscape(std::string_view bytes, std::string_view digits, JsonSlas
     }
   }
   return out;
+}
+
+std::string ShellQuote(const std::string& s) {
+  auto safe = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && std::strchr("_@%+=:,./-", c) != nullptr);
+  };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), safe)) return s;
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
 }
 
 }  // namespace arbor

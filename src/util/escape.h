@@ -1,4 +1,5 @@
-// Escaping text: error messages kept on one line when they quote input, and JSON strings.
+// Escaping text: error messages kept on one line when they quote input, JSON strings, and words
+// for /bin/sh.
 //
 // Messages quote keys, values and paths from campaign files, program output and model answers,
 // and any of those may hold a newline ("a\nb" in TOML or JSON). Every Error is one line
@@ -21,5 +22,9 @@ std::string EscapeControlChars(std::string_view s);
 enum class JsonSlash { kKeep, kEscape };
 std::string JsonEscape(std::string_view bytes, std::string_view hex_digits = "0123456789abcdef",
                        JsonSlash slash = JsonSlash::kKeep);
+
+// Quotes a string for /bin/sh: unchanged when it has only safe characters
+// ([A-Za-z0-9_@%+=:,./-], non-empty), else single-quoted.
+std::string ShellQuote(const std::string& s);
 
 }  // namespace arbor

@@ -4,6 +4,7 @@
 // kept agent's report carries findings and a proposal, which is tried. What the agent read on
 // stdin is exactly what `arbor show N --prompt` prints.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <set>
@@ -114,6 +115,32 @@ TEST(IntegrationCommandAgent, OutcomesReportsProposalsAndPrompts) {
   EXPECT_NE(ws.Git({"show", "arbor/agents:etc-link"}).exit_code, 0);
   EXPECT_EQ(WorktreeCount(ws), 1);
   EXPECT_EQ(ws.Git({"status", "--porcelain"}).out, "") << "arbor dirtied the workspace";
+}
+
+// A relative agent command ("./agent.sh", committed next to the campaign file) works in a
+// proposal round too, which runs in a scratch folder: the program resolves against the campaign
+// file's folder. The proposed action enters the search and is kept (TOY_ALGO=fast, ~25x).
+TEST(IntegrationCommandAgent, ARelativeCommandRunsInProposalRounds) {
+  auto ws = TempWorkspace::Toy();
+  ws->Write(
+      "agent.sh",
+      "#!/bin/sh\n"
+      "[ \"$ARBOR_MODE\" = propose ] || exit 3\n"
+      "cat > \"$ARBOR_RESULT\" <<'EOF'\n"
+      "[{\"id\": \"sys.proposed-fast\", \"layer\": \"system\", \"category\": \"proposed\",\n"
+      "  \"speedup\": 50, \"cost\": \"1s\", \"apply\": {\"env\": {\"TOY_ALGO\": \"fast\"}}}]\n"
+      "EOF\n");
+  ASSERT_EQ(chmod((ws->repo() + "/agent.sh").c_str(), 0755), 0);
+  ws->Write("arbor.toml", ReadFile(ws->repo() + "/arbor.toml") +
+                              "\n[specialists.system]\nbackend = \"command\"\n"
+                              "command = \"./agent.sh\"\npropose = true\nmax_proposals = 1\n");
+  ws->CommitAll();
+  ProcResult run = ws->Arbor({"run", "arbor.toml", "--quiet", "--max-nodes", "3"}, {}, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(*ws);
+  const TreeNode* proposed = FindKey(nodes, "sys.proposed-fast");
+  ASSERT_NE(proposed, nullptr) << "the proposal round failed\n" << Describe(nodes);
+  EXPECT_EQ(proposed->outcome, "kept") << Describe(nodes);
 }
 
 }  // namespace
