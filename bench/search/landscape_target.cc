@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "bench/search/landscape.h"
+#include "util/escape.h"
 
 extern char** environ;
 

@@ -13,6 +13,7 @@
 
 #include "exec/runner.h"
 #include "report/panels.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "exec/runner.h"
+#include "util/escape.h"
 #include "util/hash.h"
 #include "util/strings.h"
 

@@ -11,6 +11,7 @@
 
 #include "app/slurm.h"
 #include "exec/runner.h"
+#include "util/escape.h"
 
 namespace arbor {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "exec/git_cli.h"
 #include "exec/runner.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {

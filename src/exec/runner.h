@@ -21,7 +21,6 @@
 #include <optional>
 #include <string>
 
-#include "util/escape.h"
 #include "util/result.h"
 
 namespace arbor {
@@ -73,8 +72,6 @@ struct CapturedRun {
 Result<CapturedRun> RunCaptured(const std::string& command, const std::string& cwd,
                                 const std::map<std::string, std::string>& env,
                                 double timeout_s = 120, const std::string& stdin_data = "");
-
-// ShellQuote (quoting for /bin/sh) is in util/escape.h.
 
 // Kills every process adopted by this (subreaper) process that no running command can claim:
 // leftovers whose command could not be told apart while several commands ran at once (see

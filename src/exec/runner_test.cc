@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "exec/test_util.h"
+#include "util/escape.h"
 
 namespace arbor {
 namespace {

@@ -16,6 +16,7 @@
 #include "exec/patch_policy.h"
 #include "exec/patch_rules.h"
 #include "exec/runner.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {

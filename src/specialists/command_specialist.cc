@@ -18,6 +18,7 @@
 #include "specialists/prompt.h"
 #include "util/check.h"
 #include "util/duration.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {

@@ -10,6 +10,7 @@
 
 #include "exec/git_cli.h"
 #include "exec/runner.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
