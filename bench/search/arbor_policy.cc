@@ -96,6 +96,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
   spec.critic.constraints = v.constraints;
   if (!v.ucb) spec.search.explore = 0;
   spec.search.revisit = v.revisit;
+  spec.search.pairs = v.pairs;
   spec.critic.recheck = v.recheck;
   spec.search.formula = v.formula;
   Evaluator ev(l, seed);
@@ -119,7 +120,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
 }  // namespace
 
 std::vector<ArborVariant> ArborVariants() {
-  std::vector<ArborVariant> out(9);
+  std::vector<ArborVariant> out(10);
   out[0].name = "arbor";
   out[1].name = "arbor-no-critic";
   out[1].critic = false;
@@ -137,6 +138,8 @@ std::vector<ArborVariant> ArborVariants() {
   out[7].recheck = false;
   out[8].name = "arbor-warm-kb";
   out[8].warm_kb = true;
+  out[9].name = "arbor-no-pairs";
+  out[9].pairs = false;
   return out;
 }
 
@@ -176,6 +179,41 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
       std::fprintf(stderr, "  #%ld %-32s %-8s true %.1f  %s\n", static_cast<long>(n->id),
                    n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
                    l.TrueValue(l.ConfigFromEnv(n->overlay)), n->diagnosis.c_str());
+    }
+    // Where the gap to the optimum comes from: each choice of the optimum the final state
+    // lacks, with every node that tried that action and how it ended.
+    const Optimum best = FindOptimum(l);
+    Config final_state;
+    for (const Node* n : done) {
+      if (n->outcome == Outcome::kKept) final_state = l.ConfigFromEnv(n->overlay);
+    }
+    std::fprintf(stderr, "  optimum %.1f, handed %.1f\n", best.value, l.TrueValue(final_state));
+    for (const auto& [id, value] : best.config) {
+      auto it = final_state.find(id);
+      if (it != final_state.end() && it->second == value) continue;
+      std::string fates;
+      for (const auto& [nid, n] : c.store.nodes) {
+        if (n.action_id != id) continue;
+        fates += " #" + std::to_string(nid) + (n.value.empty() ? "" : "[" + n.value + "]") + ":" +
+                 std::string(OutcomeName(n.outcome)) +
+                 (n.critic.rca.empty() ? "" : "/" + n.critic.rca);
+      }
+      // Its marginal worth both ways: added to what was handed, and taken out of the optimum.
+      Config with = final_state;
+      with[id] = value;
+      Config without = best.config;
+      without.erase(id);
+      std::fprintf(
+          stderr,
+          "  missing %s=%s (handed %s; +%.2f%% on the handed state, %.2f%% of the optimum):%s\n",
+          id.c_str(), value.c_str(), it == final_state.end() ? "off" : it->second.c_str(),
+          100 * (l.TrueValue(with) / l.TrueValue(final_state) - 1),
+          100 * (1 - l.TrueValue(without) / best.value),
+          fates.empty() ? " never tried" : fates.c_str());
+    }
+    for (const auto& [id, value] : final_state) {
+      if (!best.config.count(id))
+        std::fprintf(stderr, "  extra %s=%s\n", id.c_str(), value.c_str());
     }
     // What the Critic's constraints vetoed is no evaluation, but often why a campaign ends.
     for (const auto& [id, n] : c.store.nodes) {

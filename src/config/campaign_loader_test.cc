@@ -77,6 +77,8 @@ TEST_F(CampaignLoaderTest, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(spec.search.min_gain, 0.002);
   EXPECT_EQ(spec.critic.circuit_breaker, 5);
   EXPECT_TRUE(spec.search.reprofile);
+  EXPECT_TRUE(spec.search.revisit);
+  EXPECT_TRUE(spec.search.pairs);
   EXPECT_TRUE(spec.critic.constraints);
   EXPECT_TRUE(spec.critic.recheck);
   EXPECT_FALSE(spec.critic.trust_large_gains);
@@ -98,7 +100,7 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
       "[metric]\nsource = \"regex:tok/s: ([0-9.]+)\"\ngoal = \"min\"\ntarget = 900\n"
       "work = \"json:work.0.tokens\"\n"
       "[search]\nmax_time = \"2h\"\nformula = \"seed-literal\"\nexplore = 0\n"
-      "reprofile = false\n");
+      "reprofile = false\npairs = false\n");
   EXPECT_EQ(spec.seed, 42u);
   EXPECT_EQ(spec.target.timeout_s, 5400);
   EXPECT_EQ(spec.target.build_timeout_s, 90);
@@ -120,6 +122,8 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
   EXPECT_EQ(spec.search.formula, Formula::kSeedLiteral);
   EXPECT_EQ(spec.search.explore, 0);
   EXPECT_FALSE(spec.search.reprofile);
+  EXPECT_FALSE(spec.search.pairs);
+  EXPECT_TRUE(spec.search.revisit);
 }
 
 TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {

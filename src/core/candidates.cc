@@ -47,10 +47,12 @@ void Catalog::Extend(const Tree& tree, const Node& n) const {
   cache_.on_path.insert(n.id);
   cache_.node = n.id;
   if (n.id != kRootId && n.outcome == Outcome::kKept) {
-    ++cache_.applied[n.action_id];
-    ++cache_.applied[n.CandidateKey()];
-    if (const ActionSpec* a = FindAction(n.action_id)) {
-      for (const std::string& x : a->conflicts) cache_.conflicted_by.emplace(x, a->id);
+    const std::vector<std::string> keys = AppliedKeys(n);  // {id, key} and a companion's
+    for (const std::string& k : keys) ++cache_.applied[k];
+    for (size_t i = 0; i < keys.size(); i += 2) {
+      if (const ActionSpec* a = FindAction(keys[i])) {
+        for (const std::string& x : a->conflicts) cache_.conflicted_by.emplace(x, a->id);
+      }
     }
     cache_.verdicts_valid = false;
   }

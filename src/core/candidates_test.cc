@@ -118,6 +118,29 @@ TEST(CatalogTest, OneValuePerActionPerPath) {
   EXPECT_EQ(r["kernel.tiled"], "");  // both requirements are kept on the path
 }
 
+// A kept pair applies its companion too: the companion is applied on the path, its
+// requirement counts as met, and its declared conflicts hold.
+TEST(CatalogTest, AKeptPairAppliesItsCompanion) {
+  const std::vector<ActionSpec> actions = SampleActions();
+  Catalog catalog(actions);
+  Node pair = MakeNode(2, 1, "server.batch", Outcome::kKept, "8");
+  pair.critic.flags = {"move:pair", CompanionFlag("kernel.naive")};
+  Node o3 = MakeNode(3, 2, "compiler.O3", Outcome::kKept);
+  Tree tree = TreeWith({pair, o3});
+  auto r = Classify(catalog, tree, 3);
+  EXPECT_EQ(r["kernel.naive"], "already applied on the path");
+  EXPECT_EQ(r["server.batch[16]"], "already applied on the path");
+  EXPECT_EQ(r["kernel.fused"], "conflicts with kernel.naive");
+  EXPECT_EQ(r["kernel.tiled"], "");  // compiler.O3 and server.batch are both on the path
+  EXPECT_EQ(tree.AppliedActions(2),
+            (std::set<std::string>{"server.batch", "server.batch[8]", "kernel.naive"}));
+  EXPECT_EQ(SplitCandidateKey("server.batch[8]"),
+            (std::pair<std::string, std::string>{"server.batch", "8"}));
+  EXPECT_EQ(SplitCandidateKey("kernel.naive"),
+            (std::pair<std::string, std::string>{"kernel.naive", ""}));
+  EXPECT_FALSE(CompanionKey(o3).has_value());
+}
+
 TEST(CatalogTest, ConflictsAreSymmetric) {
   const std::vector<ActionSpec> actions = SampleActions();
   Catalog catalog(actions);

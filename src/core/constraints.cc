@@ -151,11 +151,13 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
     }
     // Two accuracy failures in one category and no keep in it: the category breaks accuracy
     // here; pause it until the bottleneck moves.
-    if (n.critic.rca == "accuracy" && !n.category.empty()) {
+    // A pair (moves.h) that fails is one expected outcome of its hypothesis, not evidence
+    // about the category: pairs neither publish nor count towards this.
+    if (n.critic.rca == "accuracy" && !n.category.empty() && !CompanionKey(n)) {
       int failures = 0;
       bool kept = false;
       for (const Node* other : tree.All()) {
-        if (other->category != n.category || other->id == n.id) continue;
+        if (other->category != n.category || other->id == n.id || CompanionKey(*other)) continue;
         kept |= other->outcome == Outcome::kKept;
         failures += other->critic.rca == "accuracy" ? 1 : 0;
       }
@@ -171,6 +173,17 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
         out.push_back(cat);
       }
     }
+  }
+  return out;
+}
+
+std::vector<Constraint> WithoutBansOf(const std::vector<Constraint>& active,
+                                      const std::vector<std::string>& ids) {
+  std::vector<Constraint> out;
+  for (const Constraint& c : active) {
+    const bool named = c.kind != ConstraintKind::kForbidCategory &&
+                       std::find(ids.begin(), ids.end(), c.action) != ids.end();
+    if (!named) out.push_back(c);
   }
   return out;
 }

@@ -24,6 +24,12 @@ namespace arbor {
 std::vector<Constraint> ActiveConstraints(const Tree& tree, const std::vector<NodeId>& publishers,
                                           NodeId at, int64_t last_keep_seq);
 
+// `active` without the constraints that forbid one of `ids` by name (an action or its values).
+// A pair (moves.h) tests whether two candidates behave otherwise together than alone: what one
+// of them did alone does not veto it; category-wide constraints still do.
+std::vector<Constraint> WithoutBansOf(const std::vector<Constraint>& active,
+                                      const std::vector<std::string>& ids);
+
 // The first constraint in `active` that forbids the candidate, or nullopt.
 std::optional<Constraint> Violated(const std::vector<Constraint>& active, const Candidate& c);
 

@@ -78,6 +78,8 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
         n->outcome != Outcome::kCrashed) {
       continue;
     }
+    // An entry describes one candidate; a pair's result belongs to neither of its two alone.
+    if (CompanionKey(*n)) continue;
     const ActionSpec* action = catalog_.FindAction(n->action_id);
     if (action == nullptr) continue;
     std::vector<const Node*> path;

@@ -138,6 +138,41 @@ bool AgentNote::empty() const {
 
 std::string Node::CandidateKey() const { return arbor::CandidateKey(action_id, value); }
 
+namespace {
+constexpr std::string_view kWithPrefix = "with:";
+}  // namespace
+
+std::optional<std::string> CompanionKey(const Node& node) {
+  for (const std::string& f : node.critic.flags) {
+    if (f.size() > kWithPrefix.size() && f.compare(0, kWithPrefix.size(), kWithPrefix) == 0) {
+      return f.substr(kWithPrefix.size());
+    }
+  }
+  return std::nullopt;
+}
+
+std::string CompanionFlag(std::string_view key) {
+  return std::string(kWithPrefix) + std::string(key);
+}
+
+std::pair<std::string, std::string> SplitCandidateKey(std::string_view key) {
+  const size_t open = key.find('[');
+  if (open == std::string_view::npos || key.empty() || key.back() != ']') {
+    return {std::string(key), ""};
+  }
+  return {std::string(key.substr(0, open)),
+          std::string(key.substr(open + 1, key.size() - open - 2))};
+}
+
+std::vector<std::string> AppliedKeys(const Node& node) {
+  std::vector<std::string> out{node.action_id, node.CandidateKey()};
+  if (std::optional<std::string> with = CompanionKey(node)) {
+    out.push_back(SplitCandidateKey(*with).first);
+    out.push_back(*with);
+  }
+  return out;
+}
+
 bool HasFlag(const Node& node, std::string_view flag) {
   const auto& flags = node.critic.flags;
   return std::find(flags.begin(), flags.end(), flag) != flags.end();

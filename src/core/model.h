@@ -150,6 +150,16 @@ std::string CandidateKey(std::string_view action_id, std::string_view value);
 bool HasFlag(const Node& node, std::string_view flag);
 void AddFlag(Node* node, std::string_view flag);  // once: a flag already there is not repeated
 
+// A pair node (moves.h, Move::kPair) applies a companion candidate first and its own on top,
+// in one worktree, and is measured and kept as one change; the companion's key is the node's
+// flag "with:<key>". Everything that asks what a node applies asks AppliedKeys.
+std::optional<std::string> CompanionKey(const Node& node);
+std::string CompanionFlag(std::string_view key);  // "with:<key>"
+// "id[value]" → {id, value}; "id" → {id, ""}.
+std::pair<std::string, std::string> SplitCandidateKey(std::string_view key);
+// The action ids and candidate keys a node applies: its own, and its companion's.
+std::vector<std::string> AppliedKeys(const Node& node);
+
 struct Sample {
   NodeId node = kNoNode;
   std::string arm = "self";  // which measurement series; the Critic adds more arms

@@ -16,7 +16,8 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kRevisit, "revisit"},
                                                             {Move::kRetune, "retune"},
                                                             {Move::kRemeasure, "remeasure"},
-                                                            {Move::kRetry, "retry"}};
+                                                            {Move::kRetry, "retry"},
+                                                            {Move::kPair, "pair"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 
@@ -199,7 +200,9 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
       const Node* x = tree.Find(child_id);
       // No gain, or a missing prerequisite; other failures' constraints decide where they may
       // run again, and a retry they forbid would only be pruned.
-      const bool no_gain = x->outcome == Outcome::kReverted && x->critic.rca == "no_gain";
+      // A revert that was not confirmed is a no gain that first measured as one.
+      const bool no_gain = x->outcome == Outcome::kReverted &&
+                           (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed");
       const bool prerequisite = x->outcome == Outcome::kCrashed && x->critic.rca == "prerequisite";
       if (!no_gain && !prerequisite) continue;
       if (!eligible.Take(x->action_id, x->CandidateKey())) continue;
@@ -209,8 +212,9 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
       out.push_back({x->id,
                      "every candidate was tried at #" + std::to_string(incumbent) +
                          " and budget is left; #" + std::to_string(x->id) + " was " +
-                         (no_gain ? "reverted (no_gain)" : "blocked (prerequisite)") + " before " +
-                         Join(since, ", ") + " changed the path",
+                         (no_gain ? "reverted (" + x->critic.rca + ")"
+                                  : std::string("blocked (prerequisite)")) +
+                         " before " + Join(since, ", ") + " changed the path",
                      std::nullopt, Move::kRevisit});
     }
   }
@@ -290,6 +294,126 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
                        (x->critic.p_value ? " at p=" + FormatDouble(*x->critic.p_value, 3) : "") +
                        again(*x),
                    std::nullopt, Move::kRemeasure});
+  }
+  return out;
+}
+
+std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit) {
+  const std::set<std::string> applied = tree.AppliedActions(incumbent);
+  const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
+  using Unordered = std::pair<std::string, std::string>;
+  auto unordered = [](std::string a, std::string b) {
+    if (b < a) std::swap(a, b);
+    return Unordered{std::move(a), std::move(b)};
+  };
+  // Pairs tried, running or waiting on the path, and the latest finished node of each single
+  // candidate tried from a state on the path.
+  std::set<Unordered> pairs_tried;
+  std::map<std::string, const Node*> latest;
+  for (const Node* p : tree.Path(incumbent)) {
+    for (NodeId child : tree.Children(p->id)) {
+      const Node* x = tree.Find(child);
+      if (std::optional<std::string> with = CompanionKey(*x)) {
+        pairs_tried.insert(unordered(x->CandidateKey(), *with));  // a vetoed pair too
+        continue;
+      }
+      if (!IsEvaluated(*x)) continue;
+      const Node*& l = latest[x->CandidateKey()];
+      if (l == nullptr || x->seq > l->seq) l = x;
+    }
+  }
+  // One side may run with the other: not applied, its requires met by the path or the other,
+  // no conflict (declared on either side) with the path or the other.
+  auto fits = [&](const std::string& id, const std::string& other) {
+    if (id == other || applied.count(id)) return false;
+    const ActionSpec* a = catalog.FindAction(id);
+    if (a == nullptr) return false;
+    for (const std::string& r : a->requires_) {
+      if (!applied.count(r) && r != other) return false;
+    }
+    for (const std::string& c : a->conflicts) {
+      if (applied.count(c) || c == other) return false;
+    }
+    for (const std::string& k : applied) {
+      const ActionSpec* on = catalog.FindAction(k);
+      if (on == nullptr) continue;
+      for (const std::string& c : on->conflicts) {
+        if (c == id) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<Requeue> out;
+  auto take = [&](const std::string& own, NodeId from, const std::string& with,
+                  const std::string& why) {
+    const std::string own_id = SplitCandidateKey(own).first;
+    const std::string with_id = SplitCandidateKey(with).first;
+    if (static_cast<int>(out.size()) >= limit || !fits(own_id, with_id) || !fits(with_id, own_id) ||
+        !pairs_tried.insert(unordered(own, with)).second) {
+      return;
+    }
+    Requeue q;
+    q.from = from;
+    q.key = own;
+    q.with = with;
+    q.move = Move::kPair;
+    q.reason = "a pair (" + with + " + " + own + "): " + why;
+    out.push_back(std::move(q));
+  };
+  auto gain_of = [](const Node* n) { return n->gain.value_or(-1.0); };
+  std::vector<const Node*> no_gain, accuracy;
+  for (const auto& [key, n] : latest) {
+    if (n->outcome != Outcome::kReverted) continue;
+    if (n->critic.rca == "no_gain" || n->critic.rca == "not_confirmed") no_gain.push_back(n);
+    if (n->critic.rca == "accuracy") accuracy.push_back(n);
+  }
+  auto by_seq = [](const Node* a, const Node* b) { return a->seq < b->seq; };
+  std::sort(accuracy.begin(), accuracy.end(), by_seq);
+  std::sort(no_gain.begin(), no_gain.end(), by_seq);
+  std::stable_sort(no_gain.begin(), no_gain.end(),
+                   [&](const Node* a, const Node* b) { return gain_of(a) > gain_of(b); });
+
+  // 1. Declared requires that one more candidate completes.
+  for (const Candidate& c : catalog.All()) {
+    if (tried_here.count(c.key) || applied.count(c.action->id)) continue;
+    std::vector<std::string> missing;
+    for (const std::string& r : c.action->requires_) {
+      if (!applied.count(r)) missing.push_back(r);
+    }
+    if (missing.size() != 1) continue;
+    const ActionSpec* need = catalog.FindAction(missing[0]);
+    if (need == nullptr || !need->values.empty()) continue;  // which value is not declared
+    take(c.key, kNoNode, need->id,
+         c.key + " requires " + need->id + ", which is not on the path: tried together");
+  }
+  // 2. An accuracy failure with something that costs a little.
+  for (const Node* x : accuracy) {
+    for (const Node* f : no_gain) {
+      take(x->CandidateKey(), x->id, f->CandidateKey(),
+           "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
+               " (" + Percent(gain_of(f)) + " alone) it may not");
+    }
+  }
+  // 3. Two near-neutral ideas, the highest summed gain first.
+  struct Two {
+    const Node* a;
+    const Node* b;
+    double sum;
+  };
+  std::vector<Two> twos;
+  for (size_t i = 0; i < no_gain.size(); ++i) {
+    for (size_t j = i + 1; j < no_gain.size(); ++j) {
+      twos.push_back({no_gain[i], no_gain[j], gain_of(no_gain[i]) + gain_of(no_gain[j])});
+    }
+  }
+  std::stable_sort(twos.begin(), twos.end(),
+                   [](const Two& x, const Two& y) { return x.sum > y.sum; });
+  for (const Two& t : twos) {
+    if (static_cast<int>(out.size()) >= limit) break;
+    take(t.a->CandidateKey(), t.a->id, t.b->CandidateKey(),
+         "#" + std::to_string(t.a->id) + " (" + Percent(gain_of(t.a)) + ") and #" +
+             std::to_string(t.b->id) + " (" + Percent(gain_of(t.b)) +
+             ") gained nothing alone; an interaction may");
   }
   return out;
 }

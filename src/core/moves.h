@@ -31,10 +31,11 @@ enum class Move {
   kRetune,        // nothing untried: another value of a parameter kept on the path
   kRemeasure,     // nothing untried: a close call at this incumbent, measured with 2× the runs
   kRetry,         // an implementation bug or a lost run: the one retry its diagnosis earns
+  kPair,          // nothing else left: two candidates applied together (an interaction)
 };
 inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
                                      Move::kRevisit,    Move::kRetune, Move::kRemeasure,
-                                     Move::kRetry};
+                                     Move::kRetry,      Move::kPair};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
@@ -52,10 +53,12 @@ inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×,
 int RemeasureDepth(const Tree& tree, const Node& node);
 
 struct Requeue {
-  NodeId from = kNoNode;
+  NodeId from = kNoNode;  // the node retried; kNoNode for a candidate never tried (`key`)
   std::string reason;
   std::optional<std::string> value;  // another value of `from`'s action (a re-tune), if set
   Move move = Move::kRevisit;
+  std::string key;                  // the candidate when `from` is kNoNode
+  std::optional<std::string> with;  // a pair's companion candidate key (Move::kPair)
 };
 
 // Introspection after a keep: reverted nodes (no gain) along the new incumbent's path whose
@@ -75,10 +78,10 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
 std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalog, NodeId kept);
 
 // When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
-// under an earlier incumbent of the path (the keeps since may have changed their effect: an
-// interaction the profile cannot show), and every other value of each parameter kept on the
-// path (the best value moves with the path). Once per incumbent: a new keep makes them
-// eligible again, which bounds the work by the budget and never by a global once-only rule.
+// (or not confirmed) under an earlier incumbent of the path (the keeps since may have changed their
+// effect: an interaction the profile cannot show), and every other value of each parameter kept on
+// the path (the best value moves with the path). Once per incumbent: a new keep makes them eligible
+// again, which bounds the work by the budget and never by a global once-only rule.
 std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent);
 
 // When every candidate was tried at `incumbent`: inconclusive reverted children of it whose gain
@@ -87,5 +90,19 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 // up to kMaxRemeasures. When no close call is left, every other inconclusive revert at `incumbent`
 // (flag `inconclusive`; a second look, closest first), up to the same depth.
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
+
+// When nothing else is left at `incumbent`: up to `limit` pairs, two candidates applied together
+// as one node, for the interactions one-at-a-time search cannot see. In this order:
+//   1. a candidate whose declared `requires` one more candidate would complete (never tried:
+//      its prerequisite was never kept), with that candidate;
+//   2. an idea reverted for breaking accuracy, with each idea reverted for no gain (something
+//      that costs a little alone may be what makes it correct), the least costly first;
+//   3. two ideas reverted for no gain or not confirmed (each near-neutral alone may pay
+//      together), the pair whose measured gains sum highest first.
+// Neither may be applied on the path, they must not conflict (with the path or each other), and
+// a pair already tried (either way round) at the incumbent or an ancestor is not tried again.
+inline constexpr int kPairBatch = 4;
+std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                           int limit = kPairBatch);
 
 }  // namespace arbor

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "core/critic_rig_testing.h"
 
 namespace arbor {
@@ -124,6 +127,61 @@ void Reverted(Tree* tree, NodeId id, double gain, double p) {
   n.gain = gain;
   n.critic.p_value = p;
   tree->Upsert(n);
+}
+
+// Pairs when nothing else is left: a declared requires completed first, then an accuracy
+// failure with each no-gain idea (the best measured first), then two no-gain ideas (the highest
+// summed gain first); never a declared conflict, never a pair tried or waiting, at most `limit`.
+TEST(MovesTest, PairsComeInOrderWithoutConflictsOrRepeats) {
+  ActionSpec needs = Env("y.y", "Y");
+  needs.requires_ = {"z.z"};
+  ActionSpec d = Env("d.d", "D");
+  d.conflicts = {"c.c"};
+  std::vector<ActionSpec> actions = {Env("a.a", "A"), Env("b.b", "B"), Env("c.c", "C"), d,
+                                     Env("x.x", "X"), needs,           Env("z.z", "Z")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  auto revert = [&](NodeId id, const std::string& action, const std::string& rca, double gain) {
+    Node n = MakeNode(id, kRootId, action, "", Outcome::kReverted, id);
+    n.critic.rca = rca;
+    n.gain = gain;
+    tree.Upsert(n);
+  };
+  revert(2, "a.a", "no_gain", -0.01);
+  revert(3, "b.b", "no_gain", -0.03);
+  revert(4, "c.c", "not_confirmed", 0.005);
+  revert(5, "d.d", "no_gain", 0.01);
+  revert(6, "x.x", "accuracy", 0.0);
+  revert(7, "z.z", "no_gain", -0.02);  // z.z: also a no-gain idea
+  auto keys = [](const std::vector<Requeue>& qs) {
+    std::vector<std::string> out;
+    for (const Requeue& q : qs) {
+      EXPECT_EQ(q.move, Move::kPair);
+      out.push_back(*q.with + "+" + q.key);
+    }
+    return out;
+  };
+  std::vector<std::string> all = keys(Pairs(tree, catalog, kRootId, 100));
+  ASSERT_GE(all.size(), 6u);
+  EXPECT_EQ(all[0], "z.z+y.y");  // the declared requires
+  // x.x broke accuracy: with each no-gain idea, the best measured first.
+  EXPECT_EQ(std::vector<std::string>(all.begin() + 1, all.begin() + 6),
+            (std::vector<std::string>{"d.d+x.x", "c.c+x.x", "a.a+x.x", "z.z+x.x", "b.b+x.x"}));
+  // Then no-gain pairs by summed gain; d.d+c.c (the best sum) conflicts and never comes.
+  EXPECT_EQ(all[6], "a.a+d.d");
+  EXPECT_EQ(all[7], "a.a+c.c");
+  EXPECT_EQ(std::count(all.begin(), all.end(), "c.c+d.d"), 0);
+  EXPECT_EQ(std::count(all.begin(), all.end(), "d.d+c.c"), 0);
+  EXPECT_EQ(all.size(), 1u + 5u + (10u - 1u));  // C(5,2) no-gain pairs, one conflicting
+  // A limit takes the first; a pair already waiting (either way round) is not offered again.
+  EXPECT_EQ(keys(Pairs(tree, catalog, kRootId, 2)),
+            (std::vector<std::string>{"z.z+y.y", "d.d+x.x"}));
+  Node waiting = MakeNode(8, kRootId, "d.d", "", Outcome::kPending, 0);
+  waiting.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("x.x")};
+  tree.Upsert(waiting);
+  EXPECT_EQ(keys(Pairs(tree, catalog, kRootId, 2)),
+            (std::vector<std::string>{"z.z+y.y", "c.c+x.x"}));
 }
 
 // A prerequisite that never comes: simd.avx crashed under the baseline and again after the
@@ -288,9 +346,87 @@ TEST(MovesLoopTest, NoPlateauStopUnlessAskedFor) {
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->stop_reason, "plateau");
   // Each once: every verdict is an answer (a gain significantly below min_effect), so nothing
-  // gets a second look, and no keep changed the context.
-  EXPECT_EQ(r->evaluated, 4);
+  // gets a second look, and no keep changed the context. Then every pair of them, once (an
+  // interaction no single measurement shows): 4 + 6 evaluations, and nothing is left.
+  EXPECT_EQ(r->evaluated, 4 + 6);
   EXPECT_EQ(r->stop_reason, "exhausted");
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (MoveOf(n) != Move::kPair || !IsEvaluated(n)) continue;
+    ASSERT_TRUE(CompanionKey(n).has_value());
+    pairs.insert(std::minmax(n.CandidateKey(), *CompanionKey(n)));
+    EXPECT_EQ(n.overlay.size(), 2u) << n.CandidateKey();  // both applied
+  }
+  EXPECT_EQ(pairs.size(), 6u);
+}
+
+// An accuracy trap with its fix: fast.x (+50%) breaks the check unless fix.f (-3% alone) is
+// on too. One at a time, neither is ever kept; the pair is, as one change, and the handed state
+// has both. Its own side failed the check before, so one pass is not enough: it ran 8 times.
+class PairLoopTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(PairLoopTest, AnAccuracyFailureIsKeptWithTheChangeThatMakesItCorrect) {
+  Rig rig;
+  rig.spec.search.max_nodes = 12;
+  rig.spec.search.parallel = GetParam();  // 2: the pair is implemented in a parallel batch
+  rig.spec.actions = {Env("fast.x", "X", "1", {}, 2.0), Env("fix.f", "F", "1", {}, 1.1),
+                      Env("pad.p", "P", "1", {}, 1.05)};
+  int checks_of_the_pair = 0;
+  rig.target.check_ok = [&](const EnvOverlay& env) {
+    if (env.count("X") && env.count("F")) ++checks_of_the_pair;
+    return !env.count("X") || env.count("F");
+  };
+  rig.target.metric = [](const EnvOverlay& env) {
+    return 100.0 * (env.count("X") ? 1.5 : 1.0) * (env.count("F") ? 0.97 : 1.0);
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Node* best = rig.store.nodes.count(r->best) ? &rig.store.nodes.at(r->best) : nullptr;
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->overlay.count("X"), 1u);
+  EXPECT_EQ(best->overlay.count("F"), 1u);
+  const Node* pair = nullptr;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (n.outcome == Outcome::kKept && MoveOf(n) == Move::kPair) pair = &n;
+  }
+  ASSERT_NE(pair, nullptr);
+  EXPECT_EQ(pair->CandidateKey(), "fast.x");
+  EXPECT_EQ(CompanionKey(*pair), "fix.f");
+  EXPECT_GT(checks_of_the_pair, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sequential, PairLoopTest, ::testing::Values(1));
+INSTANTIATE_TEST_SUITE_P(Parallel, PairLoopTest, ::testing::Values(2));
+
+// The same pair, but its check fails one time in four: it passes the first, which alone would
+// have kept it (and a later candidate's failing check un-kept it); it must pass 8 in a row, so
+// the pair itself is reverted for accuracy and never kept.
+TEST(MovesLoopTest, APairWhoseSideFailedItsCheckMustPassItRepeatedly) {
+  Rig rig;
+  rig.spec.search.max_nodes = 12;
+  rig.spec.actions = {Env("fast.x", "X", "1", {}, 2.0), Env("fix.f", "F", "1", {}, 1.1)};
+  int checks_of_the_pair = 0;
+  rig.target.check_ok = [&](const EnvOverlay& env) {
+    if (!env.count("X")) return true;
+    if (!env.count("F")) return false;
+    return ++checks_of_the_pair % 4 != 0;
+  };
+  rig.target.metric = [](const EnvOverlay& env) {
+    return 100.0 * (env.count("X") ? 1.5 : 1.0) * (env.count("F") ? 0.97 : 1.0);
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GE(checks_of_the_pair, 4);
+  int pairs_with_x = 0;
+  for (const auto& [id, n] : rig.store.nodes) {
+    EXPECT_FALSE(n.outcome == Outcome::kKept && n.overlay.count("X")) << n.id << n.diagnosis;
+    EXPECT_FALSE(HasFlag(n, "unkept")) << n.id << " " << n.diagnosis;
+    if (MoveOf(n) != Move::kPair || n.CandidateKey() != "fast.x" || !IsEvaluated(n)) continue;
+    ++pairs_with_x;
+    EXPECT_EQ(n.outcome, Outcome::kReverted);
+    EXPECT_EQ(n.critic.rca, "accuracy") << n.diagnosis;
+  }
+  EXPECT_EQ(pairs_with_x, 1);
 }
 
 // A noisy benchmark (±20%) and two candidates worth +2%, which one A/B cannot tell apart from

@@ -130,6 +130,9 @@ class Orchestrator {
   // failure showed the path to be flaky, and as the final validation of what the user is handed
   // (its check kCleanRuns times, ConfirmFinal).
   static constexpr int kCleanRuns = 8;
+  // Whether a finished node that applied one of `node`'s candidates failed its check for
+  // accuracy (StepCheck then runs the check kCleanRuns times).
+  bool FailedCheckBefore(const Node& node) const;
   // When the failure is the path's: un-keeps the kept path below the nearest state that passes
   // the same probe repeatedly and finishes `node` without blaming it (src/core/recheck.cc).
   // `handled`: `node` was finished.
@@ -179,6 +182,9 @@ class Orchestrator {
   struct InFlight {
     ActionSpec action;  // a copy: proposals may grow the campaign's actions meanwhile
     Task task;
+    // A pair node's companion (moves.h, Move::kPair), applied first: a copy and its task.
+    std::optional<ActionSpec> companion;
+    std::optional<Task> companion_task;
     std::future<SpecialistResult> result;
     std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
   };
@@ -192,6 +198,10 @@ class Orchestrator {
   // the apply step (its implementation was for the old state).
   Status Redispatch(NodeId id, const std::string& why);
   Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
+  // A pair node's companion task (same node, worktree and parent; the companion's action and
+  // value), or nullopt for a plain node. Sets `*missing` when the companion left the catalog.
+  std::optional<Task> CompanionTask(const Node& node, const std::string& worktree, ActionSpec* copy,
+                                    bool* missing);
   std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
   // Build lanes (src/core/build_lane.cc): a node's build, then its check, run on a thread of
   // their own as soon as its implementation is recorded (search.parallel > 1); the node's
@@ -315,5 +325,11 @@ bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b);
 
 // Summary helpers shared with views and tests.
 std::string DescribeStep(const StepResult& r);
+
+// A pair node's implementation (moves.h, Move::kPair): the companion on the parent's state, then
+// the node's own candidate on top of it in the same worktree. One result: the second's overlay,
+// both summaries, durations, usage and proposals; a companion that fails or is skipped is the
+// result, with the companion named in its diagnosis.
+SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Task own);
 
 }  // namespace arbor

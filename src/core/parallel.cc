@@ -29,10 +29,16 @@ Status Orchestrator::Launch(NodeId id) {
   auto flight = std::make_unique<InFlight>();
   flight->action = *action;
   flight->task = MakeTask(*node, &flight->action, *wt);
+  bool missing = false;
+  flight->companion.emplace();
+  flight->companion_task = CompanionTask(*node, *wt, &*flight->companion, &missing);
+  if (missing) return {};  // StepApply finishes it as pruned
   Specialist* specialist = ports_.specialist;
   const Task* task = &flight->task;
-  flight->result =
-      std::async(std::launch::async, [specialist, task] { return specialist->Implement(*task); });
+  const Task* first = flight->companion_task ? &*flight->companion_task : nullptr;
+  flight->result = std::async(std::launch::async, [specialist, task, first] {
+    return first ? ImplementPair(specialist, *first, *task) : specialist->Implement(*task);
+  });
   in_flight_[id] = std::move(flight);
   return {};
 }

@@ -30,9 +30,17 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
     return {};
   }
   if (probe == Recheck::kCheck) {
-    // Is the failure the path's? The incumbent's own check, once more.
+    // Is the failure the path's? The incumbent's own check, once more; kCleanRuns times when
+    // another candidate already failed its check on this state: two candidates failing on one
+    // state is evidence against the state, and a check that fails one time in four passes a
+    // single re-run three times in four.
+    int times = 1;
+    for (NodeId child : tree_.Children(parent->id)) {
+      const Node* c = tree_.Find(child);
+      if (c->id != node->id && c->critic.rca == "accuracy") times = kCleanRuns;
+    }
     bool done = false;
-    auto incumbent_ok = ProbePasses(*parent, probe, 1, node, &done);
+    auto incumbent_ok = ProbePasses(*parent, probe, times, node, &done);
     if (!incumbent_ok.ok()) return incumbent_ok.error();
     if (done) *handled = true;
     if (done || *incumbent_ok) return {};  // the incumbent passes: the failure is the candidate's
@@ -104,6 +112,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
       n.diagnosis =
           "un-kept: built on " + f + ", whose " + what + " is flaky (it may be tried again)";
     } else if (!bench) {
+      n.critic.rca = "accuracy";  // its check fails: what a pair may still fix (moves.h)
       n.diagnosis = "un-kept: a flaky check: it fails on this change's state when re-run (in " +
                     where + ": " + DescribeStep(failure) + "), and passes " +
                     std::to_string(kCleanRuns) + " times on " + c + "; it had passed before";
@@ -122,6 +131,21 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
       if (!n.critic.constraints.empty()) publishers_.push_back(n.id);
     }
     changed.push_back(n);
+    // A candidate whose check failed on this flaky state was blamed for the state's failure:
+    // it is not, and what its failure published (a category paused for accuracy failures, say)
+    // is withdrawn with the blame. Off the path again, it is a candidate once more.
+    for (NodeId child : tree_.Children(path[i]->id)) {
+      const Node* x = tree_.Find(child);
+      if (bench || x->outcome != Outcome::kReverted || x->critic.rca != "accuracy" ||
+          (node != nullptr && x->id == node->id)) {
+        continue;
+      }
+      Node un = *x;
+      un.critic.rca = "flaky_incumbent";
+      un.critic.constraints.clear();
+      un.diagnosis += "; not this change's fault: " + f + ", its base, has a flaky check";
+      changed.push_back(std::move(un));
+    }
   }
   // Re-queued ideas that will never run.
   for (Node& p : SupersedePending(incumbent, node != nullptr ? node->id : kNoNode,

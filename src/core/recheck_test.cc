@@ -2,6 +2,8 @@
 // is un-kept as soon as a candidate built on it fails the check and its own re-check fails too.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "core/critic_rig_testing.h"
 
 namespace arbor {
@@ -52,6 +54,79 @@ TEST(RecheckTest, AFlakyKeepIsUnkeptAndTheCandidateIsNotBlamed) {
   // The campaign's branch holds the real win on the baseline, not the flaky change.
   EXPECT_EQ(rig.ws.branch, win[1]->commit);
   EXPECT_EQ(rig.ws.parent_of.at(rig.ws.branch), rig.store.nodes.at(kRootId).commit);
+}
+
+// Candidates blamed on a flaky state are un-blamed with it: cat.a and cat.b fail their checks
+// only because fast.flaky is under them (its own re-check passes the first times), and two
+// accuracy failures pause category cat. When other.c's failure exposes the flaky keep, their
+// blame and the pause it published go too, and cat.a is kept under the clean state (before,
+// cat was paused until a keep that never came).
+// fast.flaky doubles the metric; A and B are real wins on top of it (×1.3, ×1.2).
+std::optional<double> FlakyWithTwoWins(const EnvOverlay& env) {
+  return 100.0 * (env.count("FLAKY") ? 2 : 1) * (env.count("A") ? 1.3 : 1) *
+         (env.count("B") ? 1.2 : 1);
+}
+
+TEST(RecheckTest, CandidatesBlamedOnAFlakyStateAreUnblamedAndTheirConstraintsWithdrawn) {
+  Rig rig;
+  rig.spec.actions = {Env("fast.flaky", "FLAKY", "1", {}, 2.0), Env("cat.a", "A", "1", {}, 1.3),
+                      Env("cat.b", "B", "1", {}, 1.25), Env("other.c", "C", "1", {}, 1.2)};
+  rig.spec.search.max_nodes = 10;
+  rig.target.metric = FlakyWithTwoWins;
+  int alone = 0;
+  rig.target.check_ok = [&alone](const EnvOverlay& env) {
+    if (env.count("FLAKY") == 0) return true;
+    if (env.size() > 1) return false;  // anything on top of it fails
+    return ++alone <= 4;               // its check, the keep's, two re-checks; then it fails
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto a = rig.All("cat.a");
+  ASSERT_GE(a.size(), 2u);
+  EXPECT_EQ(a[0]->critic.rca, "flaky_incumbent") << a[0]->diagnosis;
+  EXPECT_TRUE(a[0]->critic.constraints.empty());
+  EXPECT_NE(a[0]->diagnosis.find("not this change's fault"), std::string::npos);
+  bool a_kept = false;
+  for (const Node* n : a) a_kept |= n->outcome == Outcome::kKept;
+  EXPECT_TRUE(a_kept);
+  for (const auto& [id, n] : rig.store.nodes) {
+    EXPECT_EQ(n.diagnosis.find("forbid category cat"), std::string::npos) << id << n.diagnosis;
+  }
+}
+
+// A check that fails one time in five passes a single re-run four times in five: the first
+// candidate failing on it is blamed, but when a second one fails on the same state, the
+// incumbent's check is re-run 8 times, fails, and the flaky keep is un-kept (both candidates
+// un-blamed with it).
+TEST(RecheckTest, ASecondFailureOnOneStateReRunsItsCheckUntilTheFlakinessShows) {
+  Rig rig;
+  rig.spec.actions = {Env("fast.flaky", "FLAKY", "1", {}, 2.0), Env("one.a", "A", "1", {}, 1.3),
+                      Env("two.b", "B", "1", {}, 1.25)};
+  rig.spec.search.max_nodes = 8;
+  rig.spec.search.pairs = false;  // a pair on top would show it as well
+  rig.target.metric = FlakyWithTwoWins;
+  int alone = 0;
+  rig.target.check_ok = [&alone](const EnvOverlay& env) {
+    if (env.count("FLAKY") == 0) return true;
+    if (env.size() > 1) return false;
+    return ++alone != 5;  // its check, the keep's, the first re-check pass; the 5th run fails
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto flaky = rig.All("fast.flaky");
+  ASSERT_GE(flaky.size(), 1u);
+  EXPECT_TRUE(HasFlag(*flaky[0], "unkept")) << flaky[0]->diagnosis;
+  // Shown by the second candidate's failure, not left to the final validation.
+  const Node* second = rig.All("two.b").empty() ? nullptr : rig.All("two.b")[0];
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(flaky[0]->diagnosis.find("(in #" + std::to_string(second->id) + ":"), std::string::npos)
+      << flaky[0]->diagnosis;
+  for (const char* key : {"one.a", "two.b"}) {
+    auto tries = rig.All(key);
+    ASSERT_GE(tries.size(), 1u) << key;
+    EXPECT_EQ(tries[0]->critic.rca, "flaky_incumbent") << key << ": " << tries[0]->diagnosis;
+  }
+  EXPECT_EQ(rig.store.nodes.at(r->best).overlay.count("FLAKY"), 0u);
 }
 
 TEST(RecheckTest, TheKnowledgeBaseGetsACorrectionOfTheUnkeptEntry) {

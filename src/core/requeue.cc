@@ -3,6 +3,7 @@
 // other values of kept parameters and close calls. Either way the idea becomes a pending child
 // that competes in h(a) like any candidate, flagged with its move.
 #include <algorithm>
+#include <tuple>
 
 #include "core/moves.h"
 #include "core/orchestrator.h"
@@ -18,16 +19,24 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     Node n;
     n.id = next++;
     n.parent = parent.id;
-    n.action_id = from->action_id;
-    n.value = q.value ? *q.value : from->value;
-    n.category = from->category;
-    n.layer = from->layer;
+    if (!q.key.empty()) {  // a candidate named by its key (a pair's own side)
+      std::tie(n.action_id, n.value) = SplitCandidateKey(q.key);
+      const ActionSpec* action = catalog_.FindAction(n.action_id);
+      n.category = action != nullptr ? action->category : "";
+      n.layer = action != nullptr ? action->layer : "";
+    } else {
+      n.action_id = from->action_id;
+      n.value = q.value ? *q.value : from->value;
+      n.category = from->category;
+      n.layer = from->layer;
+    }
     n.outcome = Outcome::kPending;
     n.step = Step::kNone;
     n.overlay = parent.overlay;
     n.created_s = CampaignTime();
     n.critic.requeued_from = q.from;
     n.critic.flags.push_back(MoveFlag(q.move));
+    if (q.with) n.critic.flags.push_back(CompanionFlag(*q.with));
     n.diagnosis = "re-queued: " + q.reason;
     out.push_back(n);
   }
@@ -70,6 +79,9 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
     std::vector<Requeue> close = Remeasure(tree_, inc->id, spec_.critic);
     moves.insert(moves.end(), close.begin(), close.end());
   }
+  // Pairs last: each costs an evaluation on a hypothesis no single measurement supports, so
+  // they take what the single moves leave, a few at a time (the next batch sees their results).
+  if (moves.empty() && spec_.search.pairs) moves = Pairs(tree_, catalog_, inc->id);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;

@@ -188,7 +188,11 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   Mutation m;
   NodeId next = tree_.MaxId() + 1;
   for (const ScoredCandidate& s : scored) {
-    auto violated = Violated(active, s.candidate);
+    const Node* pending = s.pending != kNoNode ? tree_.Find(s.pending) : nullptr;
+    auto violated = Violated(pending != nullptr && CompanionKey(*pending)
+                                 ? WithoutBansOf(active, AppliedKeys(*pending))
+                                 : active,
+                             s.candidate);
     const KbReplay* replay = here.empty() ? nullptr : kb_priors_.Replay(s.candidate.key, here);
     if (!violated && replay == nullptr) {
       allowed->push_back(s);

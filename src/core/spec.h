@@ -91,6 +91,8 @@ struct SearchSpec {
   // When every candidate has been tried and budget is left, ideas reverted under an earlier
   // incumbent get one more try on the current one (interactions the profile cannot show).
   bool revisit = true;
+  // With revisit: when the single moves are spent too, pairs of candidates (moves.h, Pairs).
+  bool pairs = true;
 };
 
 struct CriticSpec {

@@ -254,8 +254,7 @@ std::set<std::string> Tree::AppliedActions(NodeId id) const {
   std::set<std::string> applied;
   for (const Node* n : Path(id)) {
     if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
-    applied.insert(n->action_id);
-    applied.insert(n->CandidateKey());
+    for (std::string& k : AppliedKeys(*n)) applied.insert(std::move(k));
   }
   return applied;
 }

@@ -97,7 +97,9 @@ std::vector<TreeNode> ParseTree(const nlohmann::json& tree) {
     n.metric = j.contains("metric") ? j["metric"] : nlohmann::json();
     if (j.contains("critic") && j["critic"].is_object() && j["critic"].contains("flags")) {
       for (const auto& f : j["critic"]["flags"]) {
-        if (f.is_string()) n.flags.push_back(f.get<std::string>());
+        if (!f.is_string()) continue;
+        n.flags.push_back(f.get<std::string>());
+        if (n.flags.back().rfind("with:", 0) == 0) n.with = n.flags.back().substr(5);
       }
     }
     out.push_back(std::move(n));
@@ -157,7 +159,7 @@ void ExpectTreeInvariants(const std::vector<TreeNode>& nodes) {
     // A re-measure (flag move:remeasure) runs a revert again on purpose, with more repetitions.
     const bool remeasure =
         std::find(n.flags.begin(), n.flags.end(), "move:remeasure") != n.flags.end();
-    EXPECT_TRUE(siblings.insert({n.parent, n.action, n.value}).second || remeasure)
+    EXPECT_TRUE(siblings.insert({n.parent, n.with + "+" + n.action, n.value}).second || remeasure)
         << "candidate " << n.Key() << " ran twice from node " << n.parent;
   }
   EXPECT_EQ(roots, 1);
@@ -244,11 +246,19 @@ void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nod
   // Every candidate ran once, except app.crc-table: reverted (no gain) while crc32 was ~3% of
   // the time, re-queued by the Critic's introspection once app.merge-count moved ~70% of the
   // time into crc32, and kept there.
+  // Then, with budget left and nothing else, pairs (flag move:pair): each once, none pays here.
   std::map<std::string, int> runs;
-  for (const auto& n : nodes) runs[n.Key()]++;
+  size_t pairs = 0;
+  for (const auto& n : nodes) {
+    runs[n.Key()]++;
+    if (n.with.empty()) continue;
+    ++pairs;
+    EXPECT_NE(n.outcome, "kept") << n.Key() << ": " << n.diagnosis;
+    EXPECT_TRUE(std::count(n.flags.begin(), n.flags.end(), "move:pair")) << n.Key();
+  }
   for (const auto& [key, count] : runs) EXPECT_EQ(count, key == "app.crc-table" ? 2 : 1) << key;
-  EXPECT_EQ(nodes.size(), 12u) << "root + 10 candidates + the re-queued one\n"
-                               << DescribeTree(nodes);
+  EXPECT_EQ(nodes.size(), 12u + pairs) << "root + 10 candidates + the re-queued one + pairs\n"
+                                       << DescribeTree(nodes);
   const TreeNode* win = FindKey(nodes, "app.merge-count");
   ASSERT_NE(win, nullptr);
   const TreeNode* early = nullptr;
@@ -268,7 +278,7 @@ void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nod
   EXPECT_EQ(requeued->parent, win->id) << DescribeTree(nodes);
   std::vector<int64_t> with_requeue;
   for (const auto& n : nodes) {
-    if (HasEvent(ws, n.id, "requeued", "")) with_requeue.push_back(n.id);
+    if (n.with.empty() && HasEvent(ws, n.id, "requeued", "")) with_requeue.push_back(n.id);
   }
   EXPECT_EQ(with_requeue, std::vector<int64_t>{requeued->id}) << DescribeTree(nodes);
   EXPECT_TRUE(HasEvent(ws, requeued->id, "requeued", "#" + std::to_string(early->id)));

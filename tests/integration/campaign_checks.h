@@ -27,8 +27,12 @@ struct TreeNode {
   std::string commit;
   nlohmann::json metric;           // number or null, as printed
   std::vector<std::string> flags;  // the Critic's ("move:remeasure", "inconclusive", …)
-  // "action" or "action[value]", as Arbor's candidate keys.
-  std::string Key() const { return value.empty() ? action : action + "[" + value + "]"; }
+  std::string with;                // a pair's companion key (flag "with:<key>"), else ""
+  // "action" or "action[value]", as Arbor's candidate keys; "companion+action…" for a pair, so
+  // that a pair is never mistaken for its own side run alone.
+  std::string Key() const {
+    return (with.empty() ? "" : with + "+") + (value.empty() ? action : action + "[" + value + "]");
+  }
 };
 
 // C helpers of the computed (not timed) targets the tests build, pasted after their includes

@@ -4,6 +4,7 @@
 // build, check and benchmark command dumps its environment, and none of them may hold one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -116,6 +117,46 @@ TEST(IntegrationEnvironment, TheBestEnvReachesTheBranchWhenTheRepositoryIgnoresE
   ProcResult head = ws->Git({"rev-parse", "arbor/toy"});
   EXPECT_EQ(head.out, nodes[1].commit + "\n");
   EXPECT_EQ(ws->Git({"status", "--porcelain"}).out, "");
+}
+
+// A pair end to end: `fast` (+50%) breaks the check unless `fix` (-3% alone) is on too. The
+// real binary tries each alone (one fails its check, one gains nothing), then the pair as one
+// node: the builtin specialist applies both in one worktree, the check passes (8 times: its
+// side failed before), the gate keeps it, and the branch's arbor-best.env holds both.
+TEST(IntegrationEnvironment, APairOfActionsIsAppliedMeasuredAndKeptAsOneChange) {
+  TempWorkspace ws;
+  ws.Write(
+      "arbor.toml",
+      "[campaign]\nname = \"pair\"\nworkspace = \".\"\n\n"
+      "[target]\nbuild = \"true\"\n"
+      "check = '[ \"$FAST\" != 1 ] || [ \"$FIX\" = 1 ]'\n"
+      "bench = '''awk -v f=\"$FAST\" -v x=\"$FIX\" 'BEGIN { v = 100; "
+      "if (f == 1) v *= 1.5; if (x == 1) v *= 0.97; printf \"{\\\"v\\\": %.3f}\\n\", v }' '''\n\n"
+      "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+      "[search]\nmax_nodes = 3\n\n"
+      "[[action]]\nid = \"fast\"\nlayer = \"application\"\ncategory = \"fast\"\n"
+      "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n\n"
+      "[[action]]\nid = \"fix\"\nlayer = \"application\"\ncategory = \"fix\"\n"
+      "speedup = 1.05\napply = { env = { FIX = \"1\" } }\n");
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 180);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* pair = nullptr;
+  for (const TreeNode& n : nodes) {
+    if (std::count(n.flags.begin(), n.flags.end(), "move:pair")) pair = &n;
+  }
+  ASSERT_NE(pair, nullptr) << run.Describe();
+  EXPECT_EQ(pair->outcome, "kept") << pair->diagnosis;
+  const std::string companion = pair->action == "fast" ? "with:fix" : "with:fast";
+  EXPECT_EQ(std::count(pair->flags.begin(), pair->flags.end(), companion), 1) << pair->Key();
+  ProcResult env = ws.Git({"show", "arbor/pair:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_NE(env.out.find("FAST"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("FIX"), std::string::npos) << env.out;
+  EXPECT_EQ(ws.Git({"rev-parse", "arbor/pair"}).out, pair->commit + "\n");
+  ProcResult log = ws.Git({"log", "-1", "--format=%s", "arbor/pair"});
+  EXPECT_NE(log.out.find(" + "), std::string::npos) << log.out;  // names both
 }
 
 }  // namespace
