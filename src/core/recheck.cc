@@ -31,13 +31,16 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
   }
   if (probe == Recheck::kCheck) {
     // Is the failure the path's? The incumbent's own check, once more; kCleanRuns times when
-    // another candidate already failed its check on this state: two candidates failing on one
-    // state is evidence against the state, and a check that fails one time in four passes a
-    // single re-run three times in four.
+    // another candidate already failed its check on a state of this path (past the baseline):
+    // two candidates failing on states that share a keep is evidence against that keep, and a
+    // check that fails one time in four passes a single re-run three times in four.
     int times = 1;
-    for (NodeId child : tree_.Children(parent->id)) {
-      const Node* c = tree_.Find(child);
-      if (c->id != node->id && c->critic.rca == "accuracy") times = kCleanRuns;
+    for (const Node* p : tree_.Path(parent->id)) {
+      if (p->id == kRootId) continue;
+      for (NodeId child : tree_.Children(p->id)) {
+        const Node* c = tree_.Find(child);
+        if (c->id != node->id && c->critic.rca == "accuracy") times = kCleanRuns;
+      }
     }
     bool done = false;
     auto incumbent_ok = ProbePasses(*parent, probe, times, node, &done);

@@ -129,6 +129,33 @@ TEST(RecheckTest, ASecondFailureOnOneStateReRunsItsCheckUntilTheFlakinessShows) 
   EXPECT_EQ(rig.store.nodes.at(r->best).overlay.count("FLAKY"), 0u);
 }
 
+// The candidate passes its check, and fails the re-run before its keep: that failure may be
+// the path's too, so the incumbent's check runs again there as well, fails, and the flaky keep
+// goes (before, the candidate was blamed and the flaky keep stayed to the final validation).
+TEST(RecheckTest, AFailedCheckBeforeTheKeepAlsoReChecksTheIncumbent) {
+  Rig rig;
+  rig.spec.actions = {Env("fast.flaky", "FLAKY", "1", {}, 2.0), Env("one.a", "A", "1", {}, 1.3)};
+  rig.spec.search.max_nodes = 4;
+  rig.spec.search.pairs = false;
+  rig.target.metric = FlakyWithTwoWins;
+  int alone = 0, on_top = 0;
+  rig.target.check_ok = [&](const EnvOverlay& env) {
+    if (env.count("FLAKY") == 0) return true;
+    if (env.size() > 1) return ++on_top == 1;  // A's check passes, its re-run does not
+    return ++alone <= 2;                       // its check and the keep's; then it fails
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto flaky = rig.All("fast.flaky");
+  auto a = rig.All("one.a");
+  ASSERT_GE(flaky.size(), 1u);
+  ASSERT_GE(a.size(), 1u);
+  EXPECT_TRUE(HasFlag(*flaky[0], "unkept")) << flaky[0]->diagnosis;
+  EXPECT_NE(flaky[0]->diagnosis.find("(in #" + std::to_string(a[0]->id) + ":"), std::string::npos)
+      << flaky[0]->diagnosis;
+  EXPECT_EQ(a[0]->critic.rca, "flaky_incumbent") << a[0]->diagnosis;
+}
+
 TEST(RecheckTest, TheKnowledgeBaseGetsACorrectionOfTheUnkeptEntry) {
   Rig rig;
   int flaky_checks = 0;
