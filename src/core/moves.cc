@@ -27,7 +27,22 @@ std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
 std::set<NodeId> RequeuedSources(const Tree& tree) {
   std::set<NodeId> out;
   for (const Node* n : tree.All()) {
-    if (n->critic.requeued_from != kNoNode) out.insert(n->critic.requeued_from);
+    if (n->critic.requeued_from != kNoNode && !CompanionKey(*n)) {
+      out.insert(n->critic.requeued_from);
+    }
+  }
+  return out;
+}
+
+// Nodes a child of `at` retries (re-queued from them). A pair retries its own side as half of a
+// new hypothesis, not the revert itself: it does not count.
+std::set<NodeId> RetriedAt(const Tree& tree, NodeId at) {
+  std::set<NodeId> out;
+  for (NodeId child : tree.Children(at)) {
+    const Node* c = tree.Find(child);
+    if (c->critic.requeued_from != kNoNode && !CompanionKey(*c)) {
+      out.insert(c->critic.requeued_from);
+    }
   }
   return out;
 }
@@ -138,6 +153,7 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
   for (NodeId sibling : tree.Children(k->parent)) {
     const Node* c = tree.Find(sibling);
     if (c->outcome != Outcome::kPending || c->id == kept) continue;
+    if (CompanionKey(*c)) continue;  // a pair: Pairs offers it again at the new incumbent
     if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
     out.push_back({c->id,
                    "carried over: it was waiting under #" + std::to_string(k->parent) + " when #" +
@@ -252,11 +268,7 @@ int RemeasureDepth(const Tree& tree, const Node& node) {
 
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic) {
   const std::vector<NodeId>& children = tree.Children(incumbent);
-  std::set<NodeId> retried;
-  for (NodeId child : children) {
-    const NodeId from = tree.Find(child)->critic.requeued_from;
-    if (from != kNoNode) retried.insert(from);
-  }
+  const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   // The inconclusive reverts at the incumbent not yet measured again, closest first. A revert
   // the gate answered (a gain significantly below min_effect) is not among them: more runs
   // would not change it. Only a verdict that ran out of evidence is.
@@ -298,6 +310,32 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
   return out;
 }
 
+std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent) {
+  const std::set<NodeId> retried = RetriedAt(tree, incumbent);
+  std::vector<const Node*> open;
+  for (NodeId child : tree.Children(incumbent)) {
+    const Node* x = tree.Find(child);
+    if (x->outcome != Outcome::kReverted || CompanionKey(*x)) continue;
+    if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
+    if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
+    open.push_back(x);
+  }
+  std::stable_sort(open.begin(), open.end(), [](const Node* a, const Node* b) {
+    return a->gain.value_or(-1) > b->gain.value_or(-1);
+  });
+  std::vector<Requeue> out;
+  for (const Node* x : open) {
+    out.push_back(
+        {x->id,
+         "a last look (nothing else is left at #" + std::to_string(incumbent) +
+             " and budget is): " + (x->gain ? Percent(*x->gain) : std::string("no gain")) +
+             "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
+             "× the repetitions",
+         std::nullopt, Move::kRemeasure});
+  }
+  return out;
+}
+
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit) {
   const std::set<std::string> applied = tree.AppliedActions(incumbent);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
@@ -314,7 +352,11 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     for (NodeId child : tree.Children(p->id)) {
       const Node* x = tree.Find(child);
       if (std::optional<std::string> with = CompanionKey(*x)) {
-        pairs_tried.insert(unordered(x->CandidateKey(), *with));  // a vetoed pair too
+        // Run, running or waiting, or vetoed here; not one superseded while it waited under an
+        // earlier incumbent (it never ran: Pairs offers it again).
+        if (x->outcome != Outcome::kPruned || p->id == incumbent) {
+          pairs_tried.insert(unordered(x->CandidateKey(), *with));
+        }
         continue;
       }
       if (!IsEvaluated(*x)) continue;

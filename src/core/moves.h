@@ -91,6 +91,13 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 // (flag `inconclusive`; a second look, closest first), up to the same depth.
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
 
+// The last resort, when even the pairs are spent at `incumbent`: every revert there (no gain or
+// not confirmed) not yet measured again, including those the gate answered (a gain
+// significantly below min_effect), the best measured first, with twice the repetitions of that
+// measurement, up to kMaxRemeasures deep. A budget the user gave is spent: with drift or
+// outliers an answer can be wrong, and more repetitions are what is left to buy.
+std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent);
+
 // When nothing else is left at `incumbent`: up to `limit` pairs, two candidates applied together
 // as one node, for the interactions one-at-a-time search cannot see. In this order:
 //   1. a candidate whose declared `requires` one more candidate would complete (never tried:

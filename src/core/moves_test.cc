@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/critic_rig_testing.h"
@@ -184,6 +185,36 @@ TEST(MovesTest, PairsComeInOrderWithoutConflictsOrRepeats) {
             (std::vector<std::string>{"z.z+y.y", "c.c+x.x"}));
 }
 
+// A pair that waited under an earlier incumbent and was superseded by a keep never ran: it is
+// offered again at the new incumbent (a pair vetoed at the incumbent itself is not), and the
+// keep does not carry it over as a single candidate.
+TEST(MovesTest, ASupersededPairIsOfferedAgainNotCarriedOver) {
+  ActionSpec needs = Env("y.y", "Y");
+  needs.requires_ = {"z.z"};
+  std::vector<ActionSpec> actions = {needs, Env("z.z", "Z"), Env("k.k", "K")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node waiting = MakeNode(2, kRootId, "y.y", "", Outcome::kPending, 0);
+  waiting.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("z.z")};
+  tree.Upsert(waiting);
+  tree.Upsert(MakeNode(3, kRootId, "k.k", "", Outcome::kKept, 1));
+  EXPECT_TRUE(CarryOver(tree, catalog, 3).empty());
+  Node superseded = waiting;
+  superseded.outcome = Outcome::kPruned;
+  superseded.step = Step::kDone;
+  tree.Upsert(superseded);
+  std::vector<Requeue> again = Pairs(tree, catalog, 3);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].key, "y.y");
+  EXPECT_EQ(again[0].with, "z.z");
+  // Vetoed at the incumbent itself: not offered again there.
+  Node vetoed = MakeNode(4, 3, "y.y", "", Outcome::kPruned, 0);
+  vetoed.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("z.z")};
+  tree.Upsert(vetoed);
+  EXPECT_TRUE(Pairs(tree, catalog, 3).empty());
+}
+
 // A prerequisite that never comes: simd.avx crashed under the baseline and again after the
 // first keep; the third try waits for 2 keeps after the second crash, the fourth for 4.
 TEST(MovesTest, PrerequisiteRetriesBackOffExponentially) {
@@ -333,32 +364,44 @@ TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
   EXPECT_TRUE(retried_and_kept) << (kept ? kept->diagnosis : "");
 }
 
-// The budget is spent: nothing helps, 4 candidates, a budget of 12 — the campaign tries every
-// candidate, then takes second looks with more repetitions until the budget is spent; it never
-// stops on a plateau the user did not ask for.
-TEST(MovesLoopTest, NoPlateauStopUnlessAskedFor) {
+// The budget is spent: nothing helps, 4 candidates. The campaign tries every candidate (each
+// verdict an answer: a gain significantly below min_effect, so no second look at first, and no
+// keep changes the context), then every pair of them once (an interaction no single run shows),
+// then, as a last resort, each revert again at 2x, 4x, 8x the repetitions: 4 + 6 + 4 * 3
+// evaluations, and only then `exhausted`. With a budget of 12 it spends all 12. It never stops
+// on a plateau the user did not ask for.
+class SpendTheBudgetTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
   Rig rig;
   rig.spec.search.plateau = 2;
-  rig.spec.search.max_nodes = 12;
+  rig.spec.search.max_nodes = GetParam();
   rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B"), Env("c.c", "C"), Env("d.d", "D")};
   rig.target.metric = [](const EnvOverlay&) { return 100.0; };
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->stop_reason, "plateau");
-  // Each once: every verdict is an answer (a gain significantly below min_effect), so nothing
-  // gets a second look, and no keep changed the context. Then every pair of them, once (an
-  // interaction no single measurement shows): 4 + 6 evaluations, and nothing is left.
-  EXPECT_EQ(r->evaluated, 4 + 6);
-  EXPECT_EQ(r->stop_reason, "exhausted");
+  const int everything = 4 + 6 + 4 * kMaxRemeasures;
+  EXPECT_EQ(r->evaluated, std::min(GetParam(), everything));
+  EXPECT_EQ(r->stop_reason, GetParam() > everything ? "exhausted" : "max_nodes");
+  if (GetParam() <= everything) return;
   std::set<std::pair<std::string, std::string>> pairs;
+  std::map<std::string, int> last_looks;
   for (const auto& [id, n] : rig.store.nodes) {
+    if (MoveOf(n) == Move::kRemeasure && IsEvaluated(n)) ++last_looks[n.CandidateKey()];
     if (MoveOf(n) != Move::kPair || !IsEvaluated(n)) continue;
     ASSERT_TRUE(CompanionKey(n).has_value());
     pairs.insert(std::minmax(n.CandidateKey(), *CompanionKey(n)));
     EXPECT_EQ(n.overlay.size(), 2u) << n.CandidateKey();  // both applied
   }
   EXPECT_EQ(pairs.size(), 6u);
+  EXPECT_EQ(last_looks, (std::map<std::string, int>{{"a.a", kMaxRemeasures},
+                                                    {"b.b", kMaxRemeasures},
+                                                    {"c.c", kMaxRemeasures},
+                                                    {"d.d", kMaxRemeasures}}));
 }
+
+INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest, ::testing::Values(12, 40));
 
 // An accuracy trap with its fix: fast.x (+50%) breaks the check unless fix.f (-3% alone) is
 // on too. One at a time, neither is ever kept; the pair is, as one change, and the handed state
@@ -431,7 +474,8 @@ TEST(MovesLoopTest, APairWhoseSideFailedItsCheckMustPassItRepeatedly) {
 
 // A noisy benchmark (±20%) and two candidates worth +2%, which one A/B cannot tell apart from
 // nothing: the verdicts are inconclusive, so with budget left they are measured again with 2×,
-// 4×, 8× the repetitions (a reverted answer — a gain significantly below min_effect — is not).
+// 4×, 8× the repetitions (a reverted answer — a gain significantly below min_effect — is not,
+// until the last resort: after the pairs, "a last look" at every revert).
 TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
   Rig rig;
   rig.spec.search.max_nodes = 40;
@@ -445,16 +489,29 @@ TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
   };
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
+  std::map<NodeId, std::string> why;  // the requeued event of each re-queued node
+  for (const auto& e : rig.store.events()) {
+    if (e.kind == "requeued") why[e.node] = e.message;
+  }
   int looks = 0;
+  int64_t last_open = 0, first_last_look = INT64_MAX, last_pair = 0;
   for (const auto& [id, n] : rig.store.nodes) {
-    if (MoveOf(n) != Move::kRemeasure) continue;
+    if (MoveOf(n) == Move::kPair && IsEvaluated(n)) last_pair = std::max(last_pair, n.seq);
+    if (MoveOf(n) != Move::kRemeasure || !IsEvaluated(n)) continue;
+    if (why[id].find("a last look") != std::string::npos) {
+      first_last_look = std::min(first_last_look, n.seq);
+      continue;
+    }
     ++looks;
+    last_open = std::max(last_open, n.seq);
     const Node& from = rig.store.nodes.at(n.critic.requeued_from);
     EXPECT_NE(std::find(from.critic.flags.begin(), from.critic.flags.end(), "inconclusive"),
               from.critic.flags.end())
         << "#" << n.id << " re-measures #" << from.id << ": " << from.diagnosis;
   }
   EXPECT_GT(looks, 2) << "inconclusive reverts are looked at again while budget is left";
+  EXPECT_GT(first_last_look, last_open);
+  EXPECT_GT(first_last_look, last_pair);
   EXPECT_GT(r->evaluated, 2);
 }
 

@@ -82,6 +82,7 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // Pairs last: each costs an evaluation on a hypothesis no single measurement supports, so
   // they take what the single moves leave, a few at a time (the next batch sees their results).
   if (moves.empty() && spec_.search.pairs) moves = Pairs(tree_, catalog_, inc->id);
+  if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/critic_rig_testing.h"
+#include "core/moves.h"
 
 namespace arbor {
 namespace {
@@ -41,9 +42,17 @@ TEST(RevisitTest, WithBudgetLeftIdeasRevertedBeforeAKeepAreRetriedOnce) {
                 e.message.find("layout.nhwc") != std::string::npos;
   }
   EXPECT_TRUE(says_why);
-  // misc.dud was reverted under the baseline and retried once after the keeps; then nothing is
-  // left (each reverted node is retried at most once) and the campaign ends as exhausted.
-  EXPECT_EQ(rig.All("misc.dud").size(), 2u);
+  // misc.dud was reverted under the baseline and revisited once after the keeps (each reverted
+  // node is revisited at most once per incumbent); then, nothing else being left, it gets its
+  // last looks with 2x, 4x, 8x the repetitions, and the campaign ends as exhausted.
+  int revisits = 0, looks = 0;
+  for (const Node* n : rig.All("misc.dud")) {
+    revisits += MoveOf(*n) == Move::kRevisit;
+    looks += MoveOf(*n) == Move::kRemeasure;
+  }
+  EXPECT_EQ(revisits, 1);
+  EXPECT_EQ(looks, kMaxRemeasures);
+  EXPECT_EQ(rig.All("misc.dud").size(), 2u + kMaxRemeasures);
   EXPECT_EQ(r->stop_reason, "exhausted");
   EXPECT_GE(rig.Events("requeued"), 2);
 }

@@ -41,6 +41,11 @@ struct TreeNode {
 extern const char kComputedTargetHelpersC[];
 
 std::vector<TreeNode> ParseTree(const nlohmann::json& tree);
+// Whether the node carries the flag (say "move:remeasure").
+bool HasFlag(const TreeNode& n, const std::string& flag);
+// The campaign's own tries: neither a pair nor a re-measure (flags move:pair, move:remeasure),
+// which spend the budget left once every candidate was decided (docs/search.md).
+std::vector<TreeNode> OwnTries(const std::vector<TreeNode>& nodes);
 std::vector<TreeNode> LoadTree(const TempWorkspace& ws);
 std::set<std::string> KeysWithOutcome(const std::vector<TreeNode>& nodes,
                                       const std::string& outcome);
