@@ -230,17 +230,17 @@ Status Orchestrator::StepBuild(Node* node) {
   return Save(*node, {MakeEvent(node->id, "built", "build ok")});
 }
 
+void Orchestrator::NoteCheckFailure(const Node& node) {
+  if (node.critic.rca != "accuracy") return;
+  const std::vector<std::string> keys = AppliedKeys(node);  // {id, key[, companion id, key]}
+  for (size_t i = 1; i < keys.size(); i += 2) check_failed_.insert(keys[i]);
+}
+
 bool Orchestrator::FailedCheckBefore(const Node& node) const {
-  const std::vector<std::string> mine = AppliedKeys(node);
-  for (const Node* n : tree_.All()) {
-    if (n->id == node.id || n->critic.rca != "accuracy") continue;
-    const std::vector<std::string> theirs = AppliedKeys(*n);
-    // Candidate keys sit at odd positions ({id, key, companion id, companion key}).
-    for (size_t i = 1; i < theirs.size(); i += 2) {
-      for (size_t j = 1; j < mine.size(); j += 2) {
-        if (theirs[i] == mine[j]) return true;
-      }
-    }
+  if (check_failed_.empty()) return false;
+  const std::vector<std::string> keys = AppliedKeys(node);
+  for (size_t i = 1; i < keys.size(); i += 2) {
+    if (check_failed_.count(keys[i])) return true;
   }
   return false;
 }

@@ -140,6 +140,8 @@ Status Orchestrator::SaveMany(const Node& node, const std::vector<Node>& others,
   tree_.Upsert(node);
   for (const Node& o : others) tree_.Upsert(o);
   for (const Node& r : retries) tree_.Upsert(r);
+  NoteCheckFailure(node);
+  for (const Node& o : others) NoteCheckFailure(o);
   if (profile) profiles_[node.id] = *profile;
   if (ports_.sink) {
     for (const auto& e : m.events) ports_.sink->OnEvent(e);
@@ -209,6 +211,7 @@ Status Orchestrator::Load() {
     if (n.step == Step::kDone) stats_.Observe(n);
     // A kept node is observed when the keep is decided, before its re-profile finishes.
     if (n.step == Step::kProfile && n.outcome == Outcome::kKept) stats_.Observe(n);
+    NoteCheckFailure(n);
     tree_.Upsert(std::move(n));
   }
   ARBOR_TRY(LoadProposedActions());

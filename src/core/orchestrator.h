@@ -131,8 +131,10 @@ class Orchestrator {
   // (its check kCleanRuns times, ConfirmFinal).
   static constexpr int kCleanRuns = 8;
   // Whether a finished node that applied one of `node`'s candidates failed its check for
-  // accuracy (StepCheck then runs the check kCleanRuns times).
+  // accuracy (StepCheck then runs the check kCleanRuns times). O(1): the candidate keys of such
+  // nodes are noted as they are saved or loaded (NoteCheckFailure), never scanned for.
   bool FailedCheckBefore(const Node& node) const;
+  void NoteCheckFailure(const Node& node);
   // When the failure is the path's: un-keeps the kept path below the nearest state that passes
   // the same probe repeatedly and finishes `node` without blaming it (src/core/recheck.cc).
   // `handled`: `node` was finished.
@@ -296,7 +298,8 @@ class Orchestrator {
   NodeId built_node_ = kNoNode;     // built in this process
   NodeId base_node_ = kNoNode;      // incumbent whose worktree is built for the A/B base arm
   std::string base_worktree_;
-  std::vector<NodeId> publishers_;  // nodes that published constraints
+  std::vector<NodeId> publishers_;      // nodes that published constraints
+  std::set<std::string> check_failed_;  // candidate keys that failed a check (NoteCheckFailure)
   int64_t last_keep_seq_ = 0;
   bool critic_ = true;  // the Critic's protocol (false only for --no-critic)
   double run_start_ = 0;

@@ -35,11 +35,15 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
     // two candidates failing on states that share a keep is evidence against that keep, and a
     // check that fails one time in four passes a single re-run three times in four.
     int times = 1;
+    // check_failed_ is empty until some check failed: then the scan stops at the first failure.
     for (const Node* p : tree_.Path(parent->id)) {
-      if (p->id == kRootId) continue;
+      if (p->id == kRootId || check_failed_.empty() || times > 1) continue;
       for (NodeId child : tree_.Children(p->id)) {
         const Node* c = tree_.Find(child);
-        if (c->id != node->id && c->critic.rca == "accuracy") times = kCleanRuns;
+        if (c->id != node->id && c->critic.rca == "accuracy") {
+          times = kCleanRuns;
+          break;
+        }
       }
     }
     bool done = false;
