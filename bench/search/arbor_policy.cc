@@ -1,6 +1,7 @@
 #include "bench/search/arbor_policy.h"
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <set>
 
@@ -12,6 +13,27 @@
 #include "fakes/fakes.h"
 
 namespace arbor::search {
+namespace {
+
+// printf onto the end of `out`.
+void Appendf(std::string* out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  if (n > 0) {
+    const size_t at = out->size();
+    out->resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, format, again);
+    out->resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
+}
+
+}  // namespace
+
 namespace {
 
 // The landscape behind the Target port: every benchmark run and check the engine asks for is
@@ -172,13 +194,18 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
   }
   std::sort(done.begin(), done.end(), [](const Node* a, const Node* b) { return a->seq < b->seq; });
   if (v_.trace) {
-    std::fprintf(stderr, "%s %s seed %llu: %s\n", v_.name.c_str(), l.name.c_str(),
-                 static_cast<unsigned long long>(seed),
-                 c.store.LoadMeta().value()->stop_reason.c_str());
+    // One write per campaign, so that traces of runs in parallel (--jobs) do not interleave.
+    std::string text;
+    Appendf(&text, "%s %s seed %llu: %s\n", v_.name.c_str(), l.name.c_str(),
+            static_cast<unsigned long long>(seed), c.store.LoadMeta().value()->stop_reason.c_str());
     for (const Node* n : done) {
-      std::fprintf(stderr, "  #%ld %-32s %-8s true %.1f  %s\n", static_cast<long>(n->id),
-                   n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
-                   l.TrueValue(l.ConfigFromEnv(n->overlay)), n->diagnosis.c_str());
+      const std::optional<Move> move = MoveOf(*n);
+      const std::optional<std::string> with = CompanionKey(*n);
+      Appendf(&text, "  #%ld %-32s %-8s true %.1f  [%s%s%s] %s\n", static_cast<long>(n->id),
+              n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
+              l.TrueValue(l.ConfigFromEnv(n->overlay)),
+              move ? std::string(MoveName(*move)).c_str() : "new", with ? " with " : "",
+              with ? with->c_str() : "", n->diagnosis.c_str());
     }
     // Where the gap to the optimum comes from: each choice of the optimum the final state
     // lacks, with every node that tried that action and how it ended.
@@ -187,7 +214,7 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
     for (const Node* n : done) {
       if (n->outcome == Outcome::kKept) final_state = l.ConfigFromEnv(n->overlay);
     }
-    std::fprintf(stderr, "  optimum %.1f, handed %.1f\n", best.value, l.TrueValue(final_state));
+    Appendf(&text, "  optimum %.1f, handed %.1f\n", best.value, l.TrueValue(final_state));
     for (const auto& [id, value] : best.config) {
       auto it = final_state.find(id);
       if (it != final_state.end() && it->second == value) continue;
@@ -203,8 +230,8 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
       with[id] = value;
       Config without = best.config;
       without.erase(id);
-      std::fprintf(
-          stderr,
+      Appendf(
+          &text,
           "  missing %s=%s (handed %s; +%.2f%% on the handed state, %.2f%% of the optimum):%s\n",
           id.c_str(), value.c_str(), it == final_state.end() ? "off" : it->second.c_str(),
           100 * (l.TrueValue(with) / l.TrueValue(final_state) - 1),
@@ -212,15 +239,15 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
           fates.empty() ? " never tried" : fates.c_str());
     }
     for (const auto& [id, value] : final_state) {
-      if (!best.config.count(id))
-        std::fprintf(stderr, "  extra %s=%s\n", id.c_str(), value.c_str());
+      if (!best.config.count(id)) Appendf(&text, "  extra %s=%s\n", id.c_str(), value.c_str());
     }
     // What the Critic's constraints vetoed is no evaluation, but often why a campaign ends.
     for (const auto& [id, n] : c.store.nodes) {
       if (n.outcome != Outcome::kPruned) continue;
-      std::fprintf(stderr, "  #%ld %-32s pruned under #%ld: %s\n", static_cast<long>(id),
-                   n.CandidateKey().c_str(), static_cast<long>(n.parent), n.diagnosis.c_str());
+      Appendf(&text, "  #%ld %-32s pruned under #%ld: %s\n", static_cast<long>(id),
+              n.CandidateKey().c_str(), static_cast<long>(n.parent), n.diagnosis.c_str());
     }
+    std::fputs(text.c_str(), stderr);
   }
   Config state;
   for (const Node* n : done) {

@@ -207,10 +207,36 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
   return out;
 }
 
-std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
+std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                             bool back_off) {
   Eligibility eligible(tree, catalog, incumbent);
   std::vector<Requeue> out;
   std::vector<const Node*> path = tree.Path(incumbent);
+  // Each candidate's own tries from states on the path, and the state of its latest: a
+  // candidate tried n times is tried again once 2^(n-1) keeps followed its latest try (after
+  // every keep at first, then ever more rarely), so that duds are not re-run at every keep while
+  // pairs and the rest wait.
+  struct Tries {
+    int count = 0;
+    size_t latest = 0;  // index in path
+  };
+  std::map<std::string, Tries> tries;
+  for (size_t i = 0; i < path.size(); ++i) {
+    for (NodeId child_id : tree.Children(path[i]->id)) {
+      const Node* x = tree.Find(child_id);
+      if (!IsEvaluated(*x) || CompanionKey(*x)) continue;
+      Tries& t = tries[x->CandidateKey()];
+      ++t.count;
+      t.latest = std::max(t.latest, i);
+    }
+  }
+  auto backed_off = [&](const std::string& key) {
+    if (!back_off) return false;
+    auto it = tries.find(key);
+    if (it == tries.end() || it->second.count < 1) return false;
+    const size_t keeps_since = path.size() - 1 - it->second.latest;
+    return keeps_since < (size_t{1} << std::min(it->second.count - 1, 30));
+  };
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     for (NodeId child_id : tree.Children(path[i]->id)) {
       const Node* x = tree.Find(child_id);
@@ -221,6 +247,7 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
                            (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed");
       const bool prerequisite = x->outcome == Outcome::kCrashed && x->critic.rca == "prerequisite";
       if (!no_gain && !prerequisite) continue;
+      if (backed_off(x->CandidateKey())) continue;
       if (!eligible.Take(x->action_id, x->CandidateKey())) continue;
       // The keeps made since it was tried: what changed under it.
       std::vector<std::string> since;
@@ -245,7 +272,10 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
     const ActionSpec* action = catalog.FindAction(id);
     if (action == nullptr) continue;
     for (const std::string& v : action->values) {
-      if (v == kept->value || !eligible.TakeRetune(CandidateKey(id, v))) continue;
+      if (v == kept->value || backed_off(CandidateKey(id, v)) ||
+          !eligible.TakeRetune(CandidateKey(id, v))) {
+        continue;
+      }
       out.push_back({kept->id,
                      "every candidate was tried at #" + std::to_string(incumbent) +
                          " and budget is left; re-tuning " + id + " (kept at " + kept->value +
@@ -310,7 +340,12 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
   return out;
 }
 
-std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent) {
+bool MayStillPay(const Node& revert) {
+  if (revert.critic.ci_high) return *revert.critic.ci_high > 1;
+  return revert.gain && *revert.gain > -kFarBelow;
+}
+
+std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool only_may_pay) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   std::vector<const Node*> open;
   for (NodeId child : tree.Children(incumbent)) {
@@ -318,6 +353,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent) {
     if (x->outcome != Outcome::kReverted || CompanionKey(*x)) continue;
     if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
+    if (only_may_pay && !MayStillPay(*x)) continue;
     open.push_back(x);
   }
   std::stable_sort(open.begin(), open.end(), [](const Node* a, const Node* b) {
@@ -336,7 +372,8 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent) {
   return out;
 }
 
-std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit) {
+std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
+                           const Promise& promise) {
   const std::set<std::string> applied = tree.AppliedActions(incumbent);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
@@ -403,6 +440,13 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     out.push_back(std::move(q));
   };
   auto gain_of = [](const Node* n) { return n->gain.value_or(-1.0); };
+  // The speedup the node's action promised (≥ 0), and what the node measured.
+  auto promised = [&](const Node* n) {
+    const ActionSpec* a = catalog.FindAction(n->action_id);
+    if (a == nullptr) return 1.0;
+    return std::max(0.0, promise ? promise(*a) : a->speedup);
+  };
+  auto measured = [&](const Node* n) { return std::max(0.0, 1 + gain_of(n)); };
   std::vector<const Node*> no_gain, accuracy;
   for (const auto& [key, n] : latest) {
     if (n->outcome != Outcome::kReverted) continue;
@@ -431,31 +475,38 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
   // 2. An accuracy failure with something that costs a little.
   for (const Node* x : accuracy) {
     for (const Node* f : no_gain) {
+      if (promised(x) * measured(f) <= 1) continue;  // the fix costs more than x promises
       take(x->CandidateKey(), x->id, f->CandidateKey(),
            "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
                " (" + Percent(gain_of(f)) + " alone) it may not");
     }
   }
-  // 3. Two near-neutral ideas, the highest summed gain first.
+  // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
+  // node's own candidate) is the one whose promise makes it.
   struct Two {
-    const Node* a;
-    const Node* b;
-    double sum;
+    const Node* own;
+    const Node* with;
+    double speedup;
   };
   std::vector<Two> twos;
   for (size_t i = 0; i < no_gain.size(); ++i) {
     for (size_t j = i + 1; j < no_gain.size(); ++j) {
-      twos.push_back({no_gain[i], no_gain[j], gain_of(no_gain[i]) + gain_of(no_gain[j])});
+      const Node* a = no_gain[i];
+      const Node* b = no_gain[j];
+      const double a_delivers = promised(a) * measured(b);
+      const double b_delivers = promised(b) * measured(a);
+      if (std::max(a_delivers, b_delivers) <= 1) continue;
+      twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
     }
   }
   std::stable_sort(twos.begin(), twos.end(),
-                   [](const Two& x, const Two& y) { return x.sum > y.sum; });
+                   [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
   for (const Two& t : twos) {
     if (static_cast<int>(out.size()) >= limit) break;
-    take(t.a->CandidateKey(), t.a->id, t.b->CandidateKey(),
-         "#" + std::to_string(t.a->id) + " (" + Percent(gain_of(t.a)) + ") and #" +
-             std::to_string(t.b->id) + " (" + Percent(gain_of(t.b)) +
-             ") gained nothing alone; an interaction may");
+    take(t.own->CandidateKey(), t.own->id, t.with->CandidateKey(),
+         "#" + std::to_string(t.own->id) + " (" + Percent(gain_of(t.own)) + ", promised " +
+             Percent(promised(t.own) - 1) + ") and #" + std::to_string(t.with->id) + " (" +
+             Percent(gain_of(t.with)) + ") gained nothing alone; an interaction may");
   }
   return out;
 }

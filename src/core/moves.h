@@ -80,9 +80,14 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
 // When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
 // (or not confirmed) under an earlier incumbent of the path (the keeps since may have changed their
 // effect: an interaction the profile cannot show), and every other value of each parameter kept on
-// the path (the best value moves with the path). Once per incumbent: a new keep makes them eligible
-// again, which bounds the work by the budget and never by a global once-only rule.
-std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+// the path (the best value moves with the path). At most once per incumbent, and with
+// `back_off`, a candidate already tried n times from states on the path only once 2^(n-1) keeps
+// followed its latest try: a dud is not re-run at every keep while pairs wait (the search
+// benchmark found ~4× less per evaluation in revisits than in pairs). Without `back_off` (the
+// last resort, when nothing else is left) every such idea is offered. Never a global once-only
+// rule: the work is bounded by the budget.
+std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                             bool back_off = true);
 
 // When every candidate was tried at `incumbent`: inconclusive reverted children of it whose gain
 // reached half of min_effect with p ≤ kCloseCallP (a close call, not a clear no), closest first,
@@ -91,12 +96,21 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 // (flag `inconclusive`; a second look, closest first), up to the same depth.
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
 
-// The last resort, when even the pairs are spent at `incumbent`: every revert there (no gain or
-// not confirmed) not yet measured again, including those the gate answered (a gain
+// Whether a revert's measurement leaves room for a gain: the 95% interval of its speedup reaches
+// above 1 (without an interval, its measured gain is above -kFarBelow). A change measured
+// clearly slower (the toy's 20× slowdown, a -3% whose interval ends below 1) will not turn
+// around with more repetitions, so no last look is spent on it.
+inline constexpr double kFarBelow = 0.02;
+bool MayStillPay(const Node& revert);
+
+// When even the pairs are spent at `incumbent`: every revert there (no gain or not confirmed)
+// that MayStillPay and was not yet measured again, including those the gate answered (a gain
 // significantly below min_effect), the best measured first, with twice the repetitions of that
-// measurement, up to kMaxRemeasures deep. A budget the user gave is spent: with drift or
-// outliers an answer can be wrong, and more repetitions are what is left to buy.
-std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent);
+// measurement, up to kMaxRemeasures deep. With drift or outliers an answer near neutral can be
+// wrong, and more repetitions are what is left to buy. Without `only_may_pay` (the very last
+// resort, after every other move: a budget the user gave is spent) every such revert.
+std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
+                                       bool only_may_pay = true);
 
 // When nothing else is left at `incumbent`: up to `limit` pairs, two candidates applied together
 // as one node, for the interactions one-at-a-time search cannot see. In this order:
@@ -105,11 +119,19 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent);
 //   2. an idea reverted for breaking accuracy, with each idea reverted for no gain (something
 //      that costs a little alone may be what makes it correct), the least costly first;
 //   3. two ideas reverted for no gain or not confirmed (each near-neutral alone may pay
-//      together), the pair whose measured gains sum highest first.
+//      together), by the pair's optimistic speedup: one side delivers the speedup its prior
+//      promised at the incumbent, the other what it measured, max((S_a)(1+g_b), (S_b)(1+g_a)).
+//      An idea that promised much and measured nothing is the first suspect of an interaction
+//      (it may need something the path lacks); an idea that promised little comes with the
+//      partners that cost least. A pair whose optimistic speedup is no gain is not tried.
+// In 2. a partner whose measured loss outweighs the failing idea's promise is not tried either.
 // Neither may be applied on the path, they must not conflict (with the path or each other), and
 // a pair already tried (either way round) at the incumbent or an ancestor is not tried again.
+// `promise` gives the speedup an action's prior promises at the incumbent (the whole program's,
+// after Amdahl); without it, the action's declared speedup.
 inline constexpr int kPairBatch = 4;
+using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
-                           int limit = kPairBatch);
+                           int limit = kPairBatch, const Promise& promise = nullptr);
 
 }  // namespace arbor

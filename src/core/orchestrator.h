@@ -157,6 +157,8 @@ class Orchestrator {
   // When nothing is left to try and budget is: re-queues ideas the path changed under since
   // they were reverted ([search] revisit; src/core/requeue.cc). True when any was re-queued.
   Result<bool> RevisitWhenExhausted();
+  // The speedup each action's prior promises at `node`, against the profile there (Pairs).
+  Promise PromiseAt(NodeId node);
   // At a keep: the pending siblings it supersedes and the candidates that lacked a
   // prerequisite, as pending children of `kept` (moves.h: CarryOver, PrerequisiteRetries).
   std::vector<Node> MovesAtKeep(const Node& kept);

@@ -7,6 +7,7 @@
 
 #include "core/moves.h"
 #include "core/orchestrator.h"
+#include "core/scoring.h"
 
 namespace arbor {
 
@@ -70,19 +71,28 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
   return RequeueUnder(kept, moves);
 }
 
+Promise Orchestrator::PromiseAt(NodeId node) {
+  return [profile = ProfileAt(node).value_or(Profile{})](const ActionSpec& a) {
+    const double g = ExpectedGain(profile, a.targets, a.speedup);
+    return g < 1 ? 1 / (1 - g) : a.speedup;
+  };
+}
+
 Result<bool> Orchestrator::RevisitWhenExhausted() {
   if (!spec_.search.revisit) return false;
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (inc == nullptr) return false;
   std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
-  if (critic_) {
-    std::vector<Requeue> close = Remeasure(tree_, inc->id, spec_.critic);
-    moves.insert(moves.end(), close.begin(), close.end());
+  // Then pairs, a few at a time (the next batch sees their results): each costs an evaluation on
+  // a hypothesis no single measurement supports, but in the search benchmark a pair found more
+  // per evaluation than a revisit or a re-measure did (docs/search.md).
+  if (moves.empty() && spec_.search.pairs) {
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id));
   }
-  // Pairs last: each costs an evaluation on a hypothesis no single measurement supports, so
-  // they take what the single moves leave, a few at a time (the next batch sees their results).
-  if (moves.empty() && spec_.search.pairs) moves = Pairs(tree_, catalog_, inc->id);
+  if (moves.empty() && critic_) moves = Remeasure(tree_, inc->id, spec_.critic);
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id);
+  if (moves.empty()) moves = Revisit(tree_, catalog_, inc->id, /*back_off=*/false);
+  if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, /*only_may_pay=*/false);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;
