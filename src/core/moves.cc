@@ -373,7 +373,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
 }
 
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
-                           const Promise& promise) {
+                           const Promise& promise, bool hopeful_only) {
   const std::set<std::string> applied = tree.AppliedActions(incumbent);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
@@ -475,7 +475,8 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
   // 2. An accuracy failure with something that costs a little.
   for (const Node* x : accuracy) {
     for (const Node* f : no_gain) {
-      if (promised(x) * measured(f) <= 1) continue;  // the fix costs more than x promises
+      // The fix costs more than x promises.
+      if (hopeful_only && promised(x) * measured(f) <= 1) continue;
       take(x->CandidateKey(), x->id, f->CandidateKey(),
            "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
                " (" + Percent(gain_of(f)) + " alone) it may not");
@@ -495,7 +496,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       const Node* b = no_gain[j];
       const double a_delivers = promised(a) * measured(b);
       const double b_delivers = promised(b) * measured(a);
-      if (std::max(a_delivers, b_delivers) <= 1) continue;
+      if (hopeful_only && std::max(a_delivers, b_delivers) <= 1) continue;
       twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
     }
   }

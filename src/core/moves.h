@@ -128,10 +128,13 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
 // Neither may be applied on the path, they must not conflict (with the path or each other), and
 // a pair already tried (either way round) at the incumbent or an ancestor is not tried again.
 // `promise` gives the speedup an action's prior promises at the incumbent (the whole program's,
-// after Amdahl); without it, the action's declared speedup.
+// after Amdahl); without it, the action's declared speedup. Without `hopeful_only` (a last
+// resort: priors can be wrong) the pairs no promise supports are offered as well, in the
+// same order.
 inline constexpr int kPairBatch = 4;
 using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
-                           int limit = kPairBatch, const Promise& promise = nullptr);
+                           int limit = kPairBatch, const Promise& promise = nullptr,
+                           bool hopeful_only = true);
 
 }  // namespace arbor

@@ -234,6 +234,18 @@ TEST(MovesTest, PairsOfABrokenPromiseComeFirstAndHopelessPairsNever) {
       std::count(all.begin(), all.end(), "s.s+t.t") + std::count(all.begin(), all.end(), "t.t+s.s"),
       0);
   EXPECT_EQ(std::count(all.begin(), all.end(), "s.s+x.x"), 0);
+  // As a last resort (priors can be wrong), those too, after the hopeful ones.
+  std::vector<std::string> every;
+  for (const Requeue& q : Pairs(tree, catalog, kRootId, 100, nullptr, /*hopeful_only=*/false)) {
+    every.push_back(*q.with + "+" + q.key);
+  }
+  ASSERT_GT(every.size(), all.size());
+  EXPECT_EQ(std::vector<std::string>(every.begin(), every.begin() + 3),
+            std::vector<std::string>(all.begin(), all.begin() + 3));
+  EXPECT_EQ(std::count(every.begin(), every.end(), "s.s+x.x"), 1);
+  EXPECT_EQ(std::count(every.begin(), every.end(), "s.s+t.t") +
+                std::count(every.begin(), every.end(), "t.t+s.s"),
+            1);
   // A promise measured at the incumbent (Amdahl on its profile) replaces the declared one:
   // promised nothing, p.p's pairs are the ones q.q's and r.r's promise makes.
   std::vector<std::string> flat;

@@ -91,7 +91,11 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   }
   if (moves.empty() && critic_) moves = Remeasure(tree_, inc->id, spec_.critic);
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id);
+  // The last resort, so that a budget the user gave is spent: what the rules above held back.
   if (moves.empty()) moves = Revisit(tree_, catalog_, inc->id, /*back_off=*/false);
+  if (moves.empty() && spec_.search.pairs) {
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id), /*hopeful_only=*/false);
+  }
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, /*only_may_pay=*/false);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
