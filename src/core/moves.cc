@@ -47,6 +47,33 @@ std::set<NodeId> RetriedAt(const Tree& tree, NodeId at) {
   return out;
 }
 
+// The back-off of every move that retries a candidate which failed before: after n tries it
+// waits for 2^(n-1) keeps since the state of its latest try.
+bool WaitsForMoreKeeps(int tries, size_t keeps_since) {
+  return tries > 0 && keeps_since < (size_t{1} << std::min(tries - 1, 30));
+}
+
+// Each candidate's own evaluated tries from states on `path` (pairs are not tries of either
+// side), and the index in `path` of the state of its latest.
+struct OwnTries {
+  int count = 0;
+  size_t latest = 0;
+};
+std::map<std::string, OwnTries> OwnTriesAlong(const Tree& tree,
+                                              const std::vector<const Node*>& path) {
+  std::map<std::string, OwnTries> out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    for (NodeId child_id : tree.Children(path[i]->id)) {
+      const Node* x = tree.Find(child_id);
+      if (!IsEvaluated(*x) || CompanionKey(*x)) continue;
+      OwnTries& t = out[x->CandidateKey()];
+      ++t.count;
+      t.latest = std::max(t.latest, i);
+    }
+  }
+  return out;
+}
+
 // What may be re-queued at one node: not tried or pending there, not applied on its path, its
 // declared requires met and no declared conflict (either side) on the path.
 class Eligibility {
@@ -194,7 +221,7 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
     // for 2^(n-1) keeps since the last: a prerequisite that never comes costs log2(keeps)
     // evaluations, not one per keep (which spent 8 of a budget of 30 on one SIGILL).
     const size_t keeps_since = path.size() - 1 - t.last;
-    if (keeps_since < (size_t{1} << std::min(t.crashes - 1, 30))) continue;
+    if (WaitsForMoreKeeps(t.crashes, keeps_since)) continue;
     if (!eligible.TakeAny(t.node->action_id, key)) continue;
     out.push_back({t.node->id,
                    "#" + std::to_string(t.node->id) + " lacked a prerequisite (" +
@@ -207,35 +234,49 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
   return out;
 }
 
+std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept) {
+  const Node* k = tree.Find(kept);
+  if (k == nullptr || k->value.empty() || CompanionKey(*k)) return {};
+  const ActionSpec* action = catalog.FindAction(k->action_id);
+  if (action == nullptr) return {};
+  const auto at = std::find(action->values.begin(), action->values.end(), k->value);
+  if (at == action->values.end()) return {};
+  Eligibility eligible(tree, catalog, kept);
+  const std::vector<const Node*> path = tree.Path(kept);
+  const std::map<std::string, OwnTries> tries = OwnTriesAlong(tree, path);
+  std::vector<Requeue> out;
+  auto offer = [&](const std::string& v) {
+    const std::string key = CandidateKey(k->action_id, v);
+    auto it = tries.find(key);
+    if (it != tries.end() &&
+        WaitsForMoreKeeps(it->second.count, path.size() - 1 - it->second.latest)) {
+      return;
+    }
+    if (!eligible.TakeRetune(key)) return;
+    out.push_back({kept,
+                   k->action_id + "=" + k->value + " was kept in #" + std::to_string(kept) +
+                       "; its neighbour " + v + " is measured on top (a line search)",
+                   v, Move::kRetune});
+  };
+  if (at + 1 != action->values.end()) offer(*(at + 1));
+  if (at != action->values.begin()) offer(*(at - 1));
+  return out;
+}
+
 std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                              bool back_off) {
   Eligibility eligible(tree, catalog, incumbent);
   std::vector<Requeue> out;
   std::vector<const Node*> path = tree.Path(incumbent);
-  // Each candidate's own tries from states on the path, and the state of its latest: a
-  // candidate tried n times is tried again once 2^(n-1) keeps followed its latest try (after
-  // every keep at first, then ever more rarely), so that duds are not re-run at every keep while
-  // pairs and the rest wait.
-  struct Tries {
-    int count = 0;
-    size_t latest = 0;  // index in path
-  };
-  std::map<std::string, Tries> tries;
-  for (size_t i = 0; i < path.size(); ++i) {
-    for (NodeId child_id : tree.Children(path[i]->id)) {
-      const Node* x = tree.Find(child_id);
-      if (!IsEvaluated(*x) || CompanionKey(*x)) continue;
-      Tries& t = tries[x->CandidateKey()];
-      ++t.count;
-      t.latest = std::max(t.latest, i);
-    }
-  }
+  // A candidate tried n times from states on the path is tried again once 2^(n-1) keeps
+  // followed its latest try (after every keep at first, then ever more rarely), so that duds
+  // are not re-run at every keep while pairs and the rest wait.
+  const std::map<std::string, OwnTries> tries = OwnTriesAlong(tree, path);
   auto backed_off = [&](const std::string& key) {
     if (!back_off) return false;
     auto it = tries.find(key);
-    if (it == tries.end() || it->second.count < 1) return false;
-    const size_t keeps_since = path.size() - 1 - it->second.latest;
-    return keeps_since < (size_t{1} << std::min(it->second.count - 1, 30));
+    return it != tries.end() &&
+           WaitsForMoreKeeps(it->second.count, path.size() - 1 - it->second.latest);
   };
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     for (NodeId child_id : tree.Children(path[i]->id)) {

@@ -77,6 +77,13 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
 // crash at the next keep, after n crashes once 2^(n-1) keeps followed the last.
 std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalog, NodeId kept);
 
+// At a keep of a value of a parameter: the values next to it in the action's list (the next
+// one first), as re-tunes on top of the keep, so that the search walks a parameter towards its
+// best value while other candidates are still untried (a line search), instead of only once
+// nothing else is left (Revisit). A neighbour already tried from a state on the path backs
+// off as Revisit's do; one the constraints rule out is pruned when it comes up.
+std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept);
+
 // When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
 // (or not confirmed) under an earlier incumbent of the path (the keeps since may have changed their
 // effect: an interaction the profile cannot show), and every other value of each parameter kept on

@@ -118,6 +118,51 @@ TEST(MovesTest, RevisitAndRetuneAreOncePerIncumbentNotOncePerCampaign) {
   EXPECT_EQ(later[0].move, Move::kRevisit);
 }
 
+TEST(MovesTest, AKeptValueQueuesItsNeighboursAtOnce) {
+  std::vector<ActionSpec> actions = {Valued("tile", {"1", "2", "4", "8", "16"}),
+                                     Env("flag.x", "X")};
+  Catalog catalog(actions);
+  auto values = [](const std::vector<Requeue>& qs) {
+    std::vector<std::string> out;
+    for (const Requeue& q : qs) {
+      EXPECT_EQ(q.move, Move::kRetune);
+      out.push_back(q.value.value_or("?"));
+    }
+    return out;
+  };
+  {
+    Tree tree;
+    tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+    tree.Upsert(MakeNode(2, 1, "tile", "4", Outcome::kKept, 1));
+    // The next value first, then the one before, each a re-tune of the kept node.
+    std::vector<Requeue> first = Neighbours(tree, catalog, 2);
+    EXPECT_EQ(values(first), (std::vector<std::string>{"8", "2"}));
+    ASSERT_FALSE(first.empty());
+    EXPECT_EQ(first[0].from, 2);
+    // At the end of the list, one neighbour; none for an action without values or a pair.
+    tree.Upsert(MakeNode(3, 2, "tile", "16", Outcome::kKept, 2));
+    EXPECT_EQ(values(Neighbours(tree, catalog, 3)), (std::vector<std::string>{"8"}));
+    tree.Upsert(MakeNode(4, 3, "flag.x", "", Outcome::kKept, 3));
+    EXPECT_TRUE(Neighbours(tree, catalog, 4).empty());
+    Node pair = MakeNode(5, 1, "tile", "2", Outcome::kKept, 4);
+    pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("flag.x")};
+    tree.Upsert(pair);
+    EXPECT_TRUE(Neighbours(tree, catalog, 5).empty());
+  }
+  // tile=8 reverted twice on the path (under the root and under #2): it waits for 2 keeps
+  // after its latest try, so the keep of tile=4 right after queues only 2.
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, 1, "flag.x", "", Outcome::kKept, 1));
+  for (auto [id, parent] : {std::pair<NodeId, NodeId>{3, 1}, {4, 2}}) {
+    Node eight = MakeNode(id, parent, "tile", "8", Outcome::kReverted, id);
+    eight.critic.rca = "no_gain";
+    tree.Upsert(eight);
+  }
+  tree.Upsert(MakeNode(5, 2, "tile", "4", Outcome::kKept, 5));
+  EXPECT_EQ(values(Neighbours(tree, catalog, 5)), (std::vector<std::string>{"2"}));
+}
+
 TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
   std::vector<ActionSpec> actions = {Env("simd.avx", "AVX"), Env("march.native", "MARCH"),
                                      Env("seg.v", "SEG")};

@@ -3,6 +3,7 @@
 // other values of kept parameters and close calls. Either way the idea becomes a pending child
 // that competes in h(a) like any candidate, flagged with its move.
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "core/moves.h"
@@ -68,6 +69,19 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
   std::vector<Requeue> moves = CarryOver(tree_, catalog_, kept.id);
   std::vector<Requeue> retries = PrerequisiteRetries(tree_, catalog_, kept.id);
   moves.insert(moves.end(), retries.begin(), retries.end());
+  if (spec_.search.revisit) {
+    // A neighbour already carried over (a re-tune that waited) is not queued twice.
+    std::set<std::string> queued;
+    for (const Requeue& q : moves) {
+      const Node* from = tree_.Find(q.from);
+      if (q.key.empty() && from != nullptr && !q.with) {
+        queued.insert(CandidateKey(from->action_id, q.value ? *q.value : from->value));
+      }
+    }
+    for (Requeue& q : Neighbours(tree_, catalog_, kept.id)) {
+      if (!queued.count(CandidateKey(kept.action_id, *q.value))) moves.push_back(std::move(q));
+    }
+  }
   return RequeueUnder(kept, moves);
 }
 

@@ -94,8 +94,11 @@ TEST(RevisitTest, WithBudgetLeftAKeptParameterIsReTunedOnTheNewPath) {
   EXPECT_EQ(best->CandidateKey(), "kernel.tile[128]");
   EXPECT_EQ(best->overlay.at("TILE"), "128");
   EXPECT_EQ(best->overlay.at("FAST"), "1");
-  ASSERT_EQ(rig.All("kernel.tile[128]").size(), 2u);  // reverted first, kept on re-tune
-  EXPECT_NE(rig.All("kernel.tile[128]")[1]->critic.requeued_from, kNoNode);  // a re-tune
+  // Kept as a re-tune: a neighbour of the kept 64 (queued at that keep, a line search), or the
+  // re-tune of the parameter once nothing else was left.
+  EXPECT_EQ(MoveOf(*best), Move::kRetune) << best->diagnosis;
+  EXPECT_NE(best->critic.requeued_from, kNoNode);
+  EXPECT_LE(rig.All("kernel.tile[128]").size(), 2u);
 }
 
 }  // namespace
