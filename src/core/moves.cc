@@ -414,7 +414,8 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
 }
 
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
-                           const Promise& promise, bool hopeful_only) {
+                           const Promise& promise, bool hopeful_only,
+                           const std::set<std::string>& alone_first) {
   const std::set<std::string> applied = tree.AppliedActions(incumbent);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
@@ -468,7 +469,8 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
                   const std::string& why) {
     const std::string own_id = SplitCandidateKey(own).first;
     const std::string with_id = SplitCandidateKey(with).first;
-    if (static_cast<int>(out.size()) >= limit || !fits(own_id, with_id) || !fits(with_id, own_id) ||
+    if (static_cast<int>(out.size()) >= limit || alone_first.count(own) ||
+        alone_first.count(with) || !fits(own_id, with_id) || !fits(with_id, own_id) ||
         !pairs_tried.insert(unordered(own, with)).second) {
       return;
     }

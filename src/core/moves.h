@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,11 +138,12 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
 // `promise` gives the speedup an action's prior promises at the incumbent (the whole program's,
 // after Amdahl); without it, the action's declared speedup. Without `hopeful_only` (a last
 // resort: priors can be wrong) the pairs no promise supports are offered as well, in the
-// same order.
+// same order. A pair with a side in `alone_first` (candidate keys about to be retried alone:
+// the cheaper hypothesis, which keeps no useless companion) is not offered.
 inline constexpr int kPairBatch = 4;
 using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,
-                           bool hopeful_only = true);
+                           bool hopeful_only = true, const std::set<std::string>& alone_first = {});
 
 }  // namespace arbor

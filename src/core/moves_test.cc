@@ -279,6 +279,12 @@ TEST(MovesTest, PairsOfABrokenPromiseComeFirstAndHopelessPairsNever) {
       std::count(all.begin(), all.end(), "s.s+t.t") + std::count(all.begin(), all.end(), "t.t+s.s"),
       0);
   EXPECT_EQ(std::count(all.begin(), all.end(), "s.s+x.x"), 0);
+  // p.p about to be revisited alone (the cheaper hypothesis): none of its pairs yet.
+  for (const Requeue& q :
+       Pairs(tree, catalog, kRootId, 100, nullptr, /*hopeful_only=*/true, {"p.p"})) {
+    EXPECT_NE(q.key, "p.p");
+    EXPECT_NE(*q.with, "p.p");
+  }
   // As a last resort (priors can be wrong), those too, after the hopeful ones.
   std::vector<std::string> every;
   for (const Requeue& q : Pairs(tree, catalog, kRootId, 100, nullptr, /*hopeful_only=*/false)) {
