@@ -53,26 +53,34 @@ bool WaitsForMoreKeeps(int tries, size_t keeps_since) {
   return tries > 0 && keeps_since < (size_t{1} << std::min(tries - 1, 30));
 }
 
-// Each candidate's own evaluated tries from states on `path` (pairs are not tries of either
-// side), and the index in `path` of the state of its latest.
-struct OwnTries {
-  int count = 0;
-  size_t latest = 0;
-};
-std::map<std::string, OwnTries> OwnTriesAlong(const Tree& tree,
-                                              const std::vector<const Node*>& path) {
-  std::map<std::string, OwnTries> out;
-  for (size_t i = 0; i < path.size(); ++i) {
-    for (NodeId child_id : tree.Children(path[i]->id)) {
-      const Node* x = tree.Find(child_id);
-      if (!IsEvaluated(*x) || CompanionKey(*x)) continue;
-      OwnTries& t = out[x->CandidateKey()];
-      ++t.count;
-      t.latest = std::max(t.latest, i);
+// Each candidate's own evaluated tries from states on a path (pairs are not tries of either
+// side), and whether one backs off: WaitsForMoreKeeps since the state of its latest try.
+class OwnTries {
+ public:
+  OwnTries(const Tree& tree, const std::vector<const Node*>& path) : last_(path.size() - 1) {
+    for (size_t i = 0; i < path.size(); ++i) {
+      for (NodeId child_id : tree.Children(path[i]->id)) {
+        const Node* x = tree.Find(child_id);
+        if (!IsEvaluated(*x) || CompanionKey(*x)) continue;
+        Tries& t = tries_[x->CandidateKey()];
+        ++t.count;
+        t.latest = std::max(t.latest, i);
+      }
     }
   }
-  return out;
-}
+  bool BacksOff(const std::string& key) const {
+    auto it = tries_.find(key);
+    return it != tries_.end() && WaitsForMoreKeeps(it->second.count, last_ - it->second.latest);
+  }
+
+ private:
+  struct Tries {
+    int count = 0;
+    size_t latest = 0;  // index in the path
+  };
+  size_t last_;
+  std::map<std::string, Tries> tries_;
+};
 
 // What may be re-queued at one node: not tried or pending there, not applied on its path, its
 // declared requires met and no declared conflict (either side) on the path.
@@ -119,6 +127,13 @@ class Eligibility {
 };
 
 }  // namespace
+
+std::string RetriedKey(const Tree& tree, const Requeue& q) {
+  if (!q.key.empty()) return q.key;
+  const Node* from = tree.Find(q.from);
+  if (from == nullptr) return "";
+  return CandidateKey(from->action_id, q.value.value_or(from->value));
+}
 
 std::string_view MoveName(Move m) {
   for (const auto& [move, name] : kMoveNames) {
@@ -242,17 +257,11 @@ std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId
   const auto at = std::find(action->values.begin(), action->values.end(), k->value);
   if (at == action->values.end()) return {};
   Eligibility eligible(tree, catalog, kept);
-  const std::vector<const Node*> path = tree.Path(kept);
-  const std::map<std::string, OwnTries> tries = OwnTriesAlong(tree, path);
+  const OwnTries tries(tree, tree.Path(kept));
   std::vector<Requeue> out;
   auto offer = [&](const std::string& v) {
     const std::string key = CandidateKey(k->action_id, v);
-    auto it = tries.find(key);
-    if (it != tries.end() &&
-        WaitsForMoreKeeps(it->second.count, path.size() - 1 - it->second.latest)) {
-      return;
-    }
-    if (!eligible.TakeRetune(key)) return;
+    if (tries.BacksOff(key) || !eligible.TakeRetune(key)) return;
     out.push_back({kept,
                    k->action_id + "=" + k->value + " was kept in #" + std::to_string(kept) +
                        "; its neighbour " + v + " is measured on top (a line search)",
@@ -271,13 +280,8 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
   // A candidate tried n times from states on the path is tried again once 2^(n-1) keeps
   // followed its latest try (after every keep at first, then ever more rarely), so that duds
   // are not re-run at every keep while pairs and the rest wait.
-  const std::map<std::string, OwnTries> tries = OwnTriesAlong(tree, path);
-  auto backed_off = [&](const std::string& key) {
-    if (!back_off) return false;
-    auto it = tries.find(key);
-    return it != tries.end() &&
-           WaitsForMoreKeeps(it->second.count, path.size() - 1 - it->second.latest);
-  };
+  const OwnTries tries(tree, path);
+  auto backed_off = [&](const std::string& key) { return back_off && tries.BacksOff(key); };
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     for (NodeId child_id : tree.Children(path[i]->id)) {
       const Node* x = tree.Find(child_id);

@@ -62,6 +62,10 @@ struct Requeue {
   std::optional<std::string> with;  // a pair's companion candidate key (Move::kPair)
 };
 
+// The candidate key `q` retries: its `key`, else `from`'s action with `value` (or from's own);
+// "" when `from` is not in the tree.
+std::string RetriedKey(const Tree& tree, const Requeue& q);
+
 // Introspection after a keep: reverted nodes (no gain) along the new incumbent's path whose
 // targets now take a clearly larger share of the time than when they were tried. Each node is
 // re-queued this way at most once (never if a node already retries it).

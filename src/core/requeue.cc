@@ -73,10 +73,7 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
     // A neighbour already carried over (a re-tune that waited) is not queued twice.
     std::set<std::string> queued;
     for (const Requeue& q : moves) {
-      const Node* from = tree_.Find(q.from);
-      if (q.key.empty() && from != nullptr && !q.with) {
-        queued.insert(CandidateKey(from->action_id, q.value ? *q.value : from->value));
-      }
+      if (!q.with) queued.insert(RetriedKey(tree_, q));
     }
     for (Requeue& q : Neighbours(tree_, catalog_, kept.id)) {
       if (!queued.count(CandidateKey(kept.action_id, *q.value))) moves.push_back(std::move(q));
@@ -99,19 +96,15 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // Pairs first, a few at a time (the next batch sees their results): each costs an evaluation
   // on a hypothesis no single measurement supports, but in the search benchmark a pair found
   // more per evaluation than a revisit or a re-measure did, and putting them before the
-  // revisits raised the median gain at budget 100 (docs/search.md). Not a pair with a side
+  // revisits raised the median gain at budget 100 (docs/benchmarks.md). Not a pair with a side
   // that is about to be revisited alone: alone is the cheaper hypothesis, and a pair kept for
   // one side's sake would keep a useless companion.
   std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
   if (spec_.search.pairs) {
     std::set<std::string> alone;
-    for (const Requeue& q : moves) {
-      const Node* from = tree_.Find(q.from);
-      if (from != nullptr)
-        alone.insert(CandidateKey(from->action_id, q.value.value_or(from->value)));
-    }
-    std::vector<Requeue> pairs =
-        Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id), true, alone);
+    for (const Requeue& q : moves) alone.insert(RetriedKey(tree_, q));
+    std::vector<Requeue> pairs = Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id),
+                                       /*hopeful_only=*/true, alone);
     if (!pairs.empty()) moves = std::move(pairs);
   }
   if (moves.empty() && critic_) moves = Remeasure(tree_, inc->id, spec_.critic);
