@@ -86,11 +86,16 @@ std::string Sequence(const ToyRun& run) {
   return out;
 }
 
-// Known-bad candidates (failed and never kept in the first run) tried in the whole campaign.
-int KnownBadTotal(const ToyRun& run, const std::set<std::string>& bad) {
-  int count = 0;
-  for (const auto& n : run.nodes) count += bad.count(Key(n)) > 0;
-  return count;
+// Known-bad candidates (failed and never kept in the first run) tried in the whole campaign,
+// each counted once: a campaign with budget left re-measures its close calls, as many times as
+// the noise of the machine asks, and that is evidence gathering, not a known-bad action tried
+// again.
+int KnownBadTried(const ToyRun& run, const std::set<std::string>& bad) {
+  std::set<std::string> tried;
+  for (const auto& n : run.nodes) {
+    if (bad.count(Key(n))) tried.insert(Key(n));
+  }
+  return static_cast<int>(tried.size());
 }
 
 // Mean weight of the knowledge-base entries named on the run's scores (0 when none).
@@ -140,22 +145,23 @@ TEST(IntegrationKb, LaterCampaignsStartWithWhatEarlierOnesLearned) {
   ToyRun third = RunToy(kb_after_first, kOtherHardware);
   int n1 = NodesToReach(first, best), n2 = NodesToReach(second, best);
   int n3 = NodesToReach(third, best);
-  int b1 = KnownBadTotal(first, bad), b2 = KnownBadTotal(second, bad);
-  int b3 = KnownBadTotal(third, bad);
+  int b1 = KnownBadTried(first, bad), b2 = KnownBadTried(second, bad);
+  int b3 = KnownBadTried(third, bad);
   std::string why = "nodes to the first run's best: " + std::to_string(n1) + " / " +
                     std::to_string(n2) + " / " + std::to_string(n3) +
                     "; known-bad tried: " + std::to_string(b1) + " / " + std::to_string(b2) +
                     " / " + std::to_string(b3) + "\nfirst: " + Sequence(first) +
                     "\nsecond:" + Sequence(second) + "\nthird: " + Sequence(third);
-  // Same hardware: the best is reached sooner, and fewer known-bad actions are tried.
+  // Same hardware: the best is reached sooner, and some known-bad actions are never tried
+  // again (b1 is all of them: the first run defines them).
+  ASSERT_EQ(b1, static_cast<int>(bad.size())) << why;
   EXPECT_LT(n2, n1) << why;
   EXPECT_LT(b2, b1) << why;
   // Other hardware: still a benefit, a smaller one; the entries weigh less in its scores. They
   // re-weigh candidates there, never veto them (that takes the same hardware and operating
   // point), and a campaign with budget left tries every candidate in the end (docs/search.md),
-  // so the known-bad ones may all run again, later: no more of them than the first time.
+  // so the known-bad ones may all run again, later: at least as many as on the same hardware.
   EXPECT_LE(n3, n1) << why;
-  EXPECT_LE(b3, b1) << why;
   EXPECT_GE(b3, b2) << why;
   EXPECT_EQ(MeanKbWeight(first), 0) << "an empty knowledge base shapes nothing";
   EXPECT_GT(MeanKbWeight(third), 0) << why;
