@@ -238,8 +238,14 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
           100 * (1 - l.TrueValue(without) / best.value),
           fates.empty() ? " never tried" : fates.c_str());
     }
+    // A choice handed that the optimum lacks, and what taking it out would change: a useless
+    // companion of a kept pair is near 0, a change that later keeps made harmful is above.
     for (const auto& [id, value] : final_state) {
-      if (!best.config.count(id)) Appendf(&text, "  extra %s=%s\n", id.c_str(), value.c_str());
+      if (best.config.count(id)) continue;
+      Config without = final_state;
+      without.erase(id);
+      Appendf(&text, "  extra %s=%s (%+.2f%% without it)\n", id.c_str(), value.c_str(),
+              100 * (l.TrueValue(without) / l.TrueValue(final_state) - 1));
     }
     // What the Critic's constraints vetoed is no evaluation, but often why a campaign ends.
     for (const auto& [id, n] : c.store.nodes) {

@@ -418,8 +418,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
 }
 
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
-                           const Promise& promise, bool hopeful_only,
-                           const std::set<std::string>& alone_first) {
+                           const Promise& promise, bool hopeful_only) {
   const std::set<std::string> applied = tree.AppliedActions(incumbent);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
@@ -473,8 +472,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
                   const std::string& why) {
     const std::string own_id = SplitCandidateKey(own).first;
     const std::string with_id = SplitCandidateKey(with).first;
-    if (static_cast<int>(out.size()) >= limit || alone_first.count(own) ||
-        alone_first.count(with) || !fits(own_id, with_id) || !fits(with_id, own_id) ||
+    if (static_cast<int>(out.size()) >= limit || !fits(own_id, with_id) || !fits(with_id, own_id) ||
         !pairs_tried.insert(unordered(own, with)).second) {
       return;
     }
@@ -555,6 +553,25 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
          "#" + std::to_string(t.own->id) + " (" + Percent(gain_of(t.own)) + ", promised " +
              Percent(promised(t.own) - 1) + ") and #" + std::to_string(t.with->id) + " (" +
              Percent(gain_of(t.with)) + ") gained nothing alone; an interaction may");
+  }
+  return out;
+}
+
+std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<Requeue>& pairs,
+                                            const std::vector<Requeue>& revisits) {
+  std::map<std::string, const Requeue*> alone;
+  for (const Requeue& r : revisits) alone.emplace(RetriedKey(tree, r), &r);
+  std::set<std::string> sent;
+  std::vector<Requeue> out;
+  for (const Requeue& q : pairs) {
+    bool gives_way = false;
+    for (const std::string& side : {q.key, q.with.value_or("")}) {
+      auto it = alone.find(side);
+      if (it == alone.end()) continue;
+      gives_way = true;
+      if (sent.insert(side).second) out.push_back(*it->second);
+    }
+    if (!gives_way) out.push_back(q);
   }
   return out;
 }

@@ -142,12 +142,19 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
 // `promise` gives the speedup an action's prior promises at the incumbent (the whole program's,
 // after Amdahl); without it, the action's declared speedup. Without `hopeful_only` (a last
 // resort: priors can be wrong) the pairs no promise supports are offered as well, in the
-// same order. A pair with a side in `alone_first` (candidate keys about to be retried alone:
-// the cheaper hypothesis, which keeps no useless companion) is not offered.
+// same order.
 inline constexpr int kPairBatch = 4;
 using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,
-                           bool hopeful_only = true, const std::set<std::string>& alone_first = {});
+                           bool hopeful_only = true);
+
+// The pairs in their order, but a pair with a side that `revisits` retries alone gives way to
+// that revisit (once, where the pair stood): alone is the cheaper hypothesis, and a pair kept
+// for the sake of a side that now pays alone would keep a useless, or harmful, companion. Only
+// the revisits of the leading pairs' sides are spent: the others wait (the search benchmark
+// found a revisit worth less than a pair per evaluation, docs/benchmarks.md).
+std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<Requeue>& pairs,
+                                            const std::vector<Requeue>& revisits);
 
 }  // namespace arbor

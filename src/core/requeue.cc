@@ -93,19 +93,16 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   if (!spec_.search.revisit) return false;
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (inc == nullptr) return false;
-  // Pairs first, a few at a time (the next batch sees their results): each costs an evaluation
-  // on a hypothesis no single measurement supports, but in the search benchmark a pair found
-  // more per evaluation than a revisit or a re-measure did, and putting them before the
-  // revisits raised the median gain at budget 100 (docs/benchmarks.md). Not a pair with a side
-  // that is about to be revisited alone: alone is the cheaper hypothesis, and a pair kept for
-  // one side's sake would keep a useless companion.
+  // Pairs first, a few at a time (the next batch sees their results), the most promising
+  // first: each costs an evaluation on a hypothesis no single measurement supports, but in the
+  // search benchmark a pair found more per evaluation than a revisit or a re-measure did, and
+  // putting them before the revisits raised the median gain at budget 100 (docs/benchmarks.md).
+  // A pair with a side that is about to be revisited alone gives way to that revisit.
   std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
   if (spec_.search.pairs) {
-    std::set<std::string> alone;
-    for (const Requeue& q : moves) alone.insert(RetriedKey(tree_, q));
-    std::vector<Requeue> pairs = Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id),
-                                       /*hopeful_only=*/true, alone);
-    if (!pairs.empty()) moves = std::move(pairs);
+    std::vector<Requeue> led = PairsOrTheirSidesAlone(
+        tree_, Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id)), moves);
+    if (!led.empty()) moves = std::move(led);
   }
   if (moves.empty() && critic_) moves = Remeasure(tree_, inc->id, spec_.critic);
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id);
