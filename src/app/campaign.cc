@@ -74,9 +74,11 @@ void CancelJobsFromSignal() {
 }
 
 void OnSignal(int) {
-  // First signal: stop after the current step (state stays consistent). Second: leave now;
-  // resume reconciles whatever was in flight.
+  // First signal: stop after the current step (state stays consistent). Second: leave now,
+  // with every command running killed first (a benchmark must not outlive Arbor); resume
+  // reconciles whatever was in flight.
   if (g_signals.fetch_add(1) >= 1) {
+    KillRunningCommandsFromSignal();
     CancelJobsFromSignal();
     _exit(kExitInterrupted);
   }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -25,6 +26,12 @@ namespace arbor::internal {
 namespace {
 
 std::mutex g_registry_mu;
+// The same main children, for a signal handler (KillRunningCommandsFromSignal): it may take
+// no lock and allocate nothing, so a fixed table of lock-free atomics mirrors LiveRuns. A
+// command started while every slot is taken (more than kSignalSlots at once) is not in it.
+constexpr int kSignalSlots = 256;
+std::atomic<pid_t> g_signal_slots[kSignalSlots];
+static_assert(std::atomic<pid_t>::is_always_lock_free);
 // Main child pid of every command currently running -> its start time (clock ticks).
 std::map<pid_t, uint64_t>& LiveRuns() {
   static auto* runs = new std::map<pid_t, uint64_t>();
@@ -190,9 +197,19 @@ void RegisterRunLocked(pid_t main_pid) {
   ProcInfo p;
   // The child cannot be reaped before we wait for it, so its stat is always readable.
   LiveRuns()[main_pid] = StatOf(main_pid, &p) ? p.start_ticks : 0;
+  for (std::atomic<pid_t>& slot : g_signal_slots) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, main_pid)) break;
+  }
 }
 
-void UnregisterRunLocked(pid_t main_pid) { LiveRuns().erase(main_pid); }
+void UnregisterRunLocked(pid_t main_pid) {
+  LiveRuns().erase(main_pid);
+  for (std::atomic<pid_t>& slot : g_signal_slots) {
+    pid_t mine = main_pid;
+    if (slot.compare_exchange_strong(mine, 0)) break;
+  }
+}
 
 bool SessionHasLive(pid_t sid, pid_t except) {
   for (const ProcInfo& p : ScanProcesses()) {
@@ -208,6 +225,13 @@ int KillUnclaimedOrphans(double budget_s) { return Sweep(0, budget_s); }
 }  // namespace arbor::internal
 
 namespace arbor {
+
+void KillRunningCommandsFromSignal() {
+  for (std::atomic<pid_t>& slot : internal::g_signal_slots) {
+    const pid_t pid = slot.load();
+    if (pid > 0) kill(-pid, SIGKILL);  // its session's process group (setsid: pgid == pid)
+  }
+}
 
 // The sweeps runner.h promises, on top of the registry above.
 int KillOrphans() {

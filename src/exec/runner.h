@@ -78,6 +78,12 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
 // process_reaper.h). Call it when no command is running (idle, shutdown). Returns the count.
 int KillOrphans();
 
+// For a signal handler that ends the process at once (async-signal-safe: no lock, no
+// allocation): SIGKILL to the process group of every command running now. What a command
+// moved out of its group (a double-forked daemon, a `setsid` child) is not reached; the next
+// run's KillProcessesWithin sweep is (docs/robustness.md).
+void KillRunningCommandsFromSignal();
+
 // "" when RunSpec::max_processes can be enforced on this machine, else a one-line reason (for
 // a campaign to refuse to start instead of running its commands without the limit).
 std::string ProcessLimitProblem();

@@ -60,13 +60,15 @@ TEST(IntegrationStop, StopsAfterTheCurrentStepAndTheCampaignContinuesToTheSameAn
   ExpectToyOutcomes(*ws, nodes);
 }
 
-// A step that outlasts --timeout: a second SIGTERM makes the run leave at once, and `arbor run`
-// replays the step and reaches the answer of an uninterrupted run.
+// A step that outlasts --timeout: a second SIGTERM makes the run leave at once, killing the
+// step's processes first (nothing Arbor started outlives it), and `arbor run` replays the step
+// and reaches the answer of an uninterrupted run.
 TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
   auto write = [](TempWorkspace* ws, const std::string& marker) {
-    ws->Write("bench.sh", "if [ -n \"$FAST\" ] && [ ! -e '" + marker + "' ]; then touch '" +
-                              marker +
-                              "'; sleep 400; fi\n"
+    // The hanging benchmark's own child records its pid next to the marker.
+    ws->Write("bench.sh", "if [ -n \"$FAST\" ] && [ ! -e '" + marker + "' ]; then sleep 400 & " +
+                              "echo $! > '" + marker + ".pid'; touch '" + marker +
+                              "'; wait; fi\n"
                               "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v*2))\n"
                               "echo \"{\\\"v\\\": $v}\"\n");
     ws->Write("arbor.toml",
@@ -97,6 +99,18 @@ TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
   ASSERT_EQ(stop.exit_code, 0) << stop.Describe();
   EXPECT_TRUE(Contains(stop.out, "at once: its current step outlasted 1s")) << stop.out;
   EXPECT_EQ(run->Wait(60).exit_code, 130);
+  // The benchmark's `sleep 400` died with the run (at most a moment later: SIGKILL is
+  // delivered asynchronously); reparented, it may linger as a zombie, which is dead.
+  std::string pid_text = ReadFile(marker + ".pid");
+  ASSERT_FALSE(pid_text.empty()) << "the hanging benchmark wrote no pid";
+  const pid_t sleeper = static_cast<pid_t>(std::stol(pid_text));
+  auto alive = [sleeper] {
+    std::string stat = ReadFile("/proc/" + std::to_string(sleeper) + "/stat");
+    size_t close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  };
+  for (int i = 0; i < 100 && alive(); ++i) usleep(50 * 1000);
+  EXPECT_FALSE(alive()) << "the benchmark's child " << sleeper << " outlived arbor";
   ProcResult resumed = ws.Arbor({"run", "arbor.toml", "--quiet"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
   std::vector<TreeNode> expected = LoadTree(reference);
