@@ -92,14 +92,21 @@ class Eligibility {
   }
   // True (and remembered, so a key is taken once) when `key` of `action_id` may run at the node.
   bool Take(const std::string& action_id, const std::string& key) {
-    if (here_.count(key) || applied_.count(action_id)) return false;
+    if (here_.count(key) || applied_.count(action_id) || !Fits(action_id)) return false;
+    here_.insert(key);
+    return true;
+  }
+  // Whether `action_id` may run on the path, applied together with the action `with` ("" for
+  // none: a pair's other side): its declared requires met by the path or `with`, no declared
+  // conflict (either side) with the path or `with`.
+  bool Fits(const std::string& action_id, const std::string& with = "") const {
     const ActionSpec* action = catalog_.FindAction(action_id);
     if (action == nullptr) return false;
     for (const std::string& r : action->requires_) {
-      if (!applied_.count(r)) return false;
+      if (!applied_.count(r) && r != with) return false;
     }
     for (const std::string& c : action->conflicts) {
-      if (applied_.count(c)) return false;
+      if (applied_.count(c) || c == with) return false;
     }
     for (const std::string& a : applied_) {  // conflicts are symmetric
       const ActionSpec* kept = catalog_.FindAction(a);
@@ -108,9 +115,9 @@ class Eligibility {
         if (c == action_id) return false;
       }
     }
-    here_.insert(key);
     return true;
   }
+  bool Applied(const std::string& action_id) const { return applied_.count(action_id) > 0; }
   // A re-tune: another value of an action applied on the path (replacing its value).
   bool TakeRetune(const std::string& key) {
     return !applied_.count(key) && here_.insert(key).second;
@@ -419,7 +426,6 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
 
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
                            const Promise& promise, bool hopeful_only) {
-  const std::set<std::string> applied = tree.AppliedActions(incumbent);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
   auto unordered = [](std::string a, std::string b) {
@@ -446,26 +452,10 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       if (l == nullptr || x->seq > l->seq) l = x;
     }
   }
-  // One side may run with the other: not applied, its requires met by the path or the other,
-  // no conflict (declared on either side) with the path or the other.
+  // One side may run with the other: not applied, and it fits the path with the other.
+  const Eligibility eligible(tree, catalog, incumbent);
   auto fits = [&](const std::string& id, const std::string& other) {
-    if (id == other || applied.count(id)) return false;
-    const ActionSpec* a = catalog.FindAction(id);
-    if (a == nullptr) return false;
-    for (const std::string& r : a->requires_) {
-      if (!applied.count(r) && r != other) return false;
-    }
-    for (const std::string& c : a->conflicts) {
-      if (applied.count(c) || c == other) return false;
-    }
-    for (const std::string& k : applied) {
-      const ActionSpec* on = catalog.FindAction(k);
-      if (on == nullptr) continue;
-      for (const std::string& c : on->conflicts) {
-        if (c == id) return false;
-      }
-    }
-    return true;
+    return id != other && !eligible.Applied(id) && eligible.Fits(id, other);
   };
   std::vector<Requeue> out;
   auto take = [&](const std::string& own, NodeId from, const std::string& with,
@@ -506,10 +496,10 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
 
   // 1. Declared requires that one more candidate completes.
   for (const Candidate& c : catalog.All()) {
-    if (tried_here.count(c.key) || applied.count(c.action->id)) continue;
+    if (tried_here.count(c.key) || eligible.Applied(c.action->id)) continue;
     std::vector<std::string> missing;
     for (const std::string& r : c.action->requires_) {
-      if (!applied.count(r)) missing.push_back(r);
+      if (!eligible.Applied(r)) missing.push_back(r);
     }
     if (missing.size() != 1) continue;
     const ActionSpec* need = catalog.FindAction(missing[0]);

@@ -99,9 +99,10 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // putting them before the revisits raised the median gain at budget 100 (docs/benchmarks.md).
   // A pair with a side that is about to be revisited alone gives way to that revisit.
   std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
+  const Promise promise = PromiseAt(inc->id);
   if (spec_.search.pairs) {
-    std::vector<Requeue> led = PairsOrTheirSidesAlone(
-        tree_, Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id)), moves);
+    std::vector<Requeue> led =
+        PairsOrTheirSidesAlone(tree_, Pairs(tree_, catalog_, inc->id, kPairBatch, promise), moves);
     if (!led.empty()) moves = std::move(led);
   }
   if (moves.empty() && critic_) moves = Remeasure(tree_, inc->id, spec_.critic);
@@ -109,7 +110,7 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // The last resort, so that a budget the user gave is spent: what the rules above held back.
   if (moves.empty()) moves = Revisit(tree_, catalog_, inc->id, /*back_off=*/false);
   if (moves.empty() && spec_.search.pairs) {
-    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, PromiseAt(inc->id), /*hopeful_only=*/false);
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, /*hopeful_only=*/false);
   }
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, /*only_may_pay=*/false);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);

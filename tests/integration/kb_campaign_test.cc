@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "campaign_checks.h"
 #include "harness.h"
 
 namespace arbor::integration {
@@ -37,25 +38,16 @@ ToyRun RunToy(const std::string& kb, const std::string& hardware) {
   return run;
 }
 
-// A pair's companion (its flag "with:<key>"), else "".
-std::string Companion(const nlohmann::json& n) {
-  if (!n.contains("critic") || !n["critic"].is_object() || !n["critic"].contains("flags"))
-    return "";
-  for (const auto& f : n["critic"]["flags"]) {
-    if (f.is_string() && f.get<std::string>().rfind("with:", 0) == 0) {
-      return f.get<std::string>().substr(5);
-    }
-  }
-  return "";
+// The node as the other integration tests read it (campaign_checks.h).
+TreeNode Parsed(const nlohmann::json& n) {
+  return ParseTree(nlohmann::json{{"nodes", nlohmann::json::array({n})}}).at(0);
 }
 
+// A pair's companion key, else "".
+std::string Companion(const nlohmann::json& n) { return Parsed(n).with; }
+
 // The candidate key; "companion+key" for a pair, which is neither of its sides alone.
-std::string Key(const nlohmann::json& n) {
-  std::string v = n["values"].is_string() ? n["values"].get<std::string>() : "";
-  const std::string with = Companion(n);
-  return (with.empty() ? "" : with + "+") + n["action"].get<std::string>() +
-         (v.empty() ? "" : "[" + v + "]");
-}
+std::string Key(const nlohmann::json& n) { return Parsed(n).Key(); }
 
 std::set<std::string> KeptKeys(const ToyRun& run) {
   std::set<std::string> out;
