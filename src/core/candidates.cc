@@ -1,6 +1,7 @@
 #include "core/candidates.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "util/strings.h"
@@ -52,6 +53,21 @@ void Catalog::Extend(const Tree& tree, const Node& n) const {
     for (size_t i = 0; i < keys.size(); i += 2) {
       if (const ActionSpec* a = FindAction(keys[i])) {
         for (const std::string& x : a->conflicts) cache_.conflicted_by.emplace(x, a->id);
+      }
+    }
+    const std::vector<std::string> removed = RemovedKeys(n);  // a kept drop: {id, key}
+    for (const std::string& k : removed) {
+      auto it = cache_.applied.find(k);
+      if (it != cache_.applied.end() && --it->second <= 0) cache_.applied.erase(it);
+    }
+    if (!removed.empty()) {  // its conflicts go; another applied action's may name them still
+      for (auto it = cache_.conflicted_by.begin(); it != cache_.conflicted_by.end();) {
+        it = it->second == removed[0] ? cache_.conflicted_by.erase(it) : std::next(it);
+      }
+      for (const auto& [k, count] : cache_.applied) {
+        if (const ActionSpec* a = FindAction(k)) {
+          for (const std::string& x : a->conflicts) cache_.conflicted_by.emplace(x, a->id);
+        }
       }
     }
     cache_.verdicts_valid = false;

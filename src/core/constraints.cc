@@ -153,11 +153,13 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
     // here; pause it until the bottleneck moves.
     // A pair (moves.h) that fails is one expected outcome of its hypothesis, not evidence
     // about the category: pairs neither publish nor count towards this.
-    if (n.critic.rca == "accuracy" && !n.category.empty() && !CompanionKey(n)) {
+    // Nor do drops (a drop runs without its change).
+    auto single = [](const Node& x) { return !CompanionKey(x) && !DroppedKey(x); };
+    if (n.critic.rca == "accuracy" && !n.category.empty() && single(n)) {
       int failures = 0;
       bool kept = false;
       for (const Node* other : tree.All()) {
-        if (other->category != n.category || other->id == n.id || CompanionKey(*other)) continue;
+        if (other->category != n.category || other->id == n.id || !single(*other)) continue;
         kept |= other->outcome == Outcome::kKept;
         failures += other->critic.rca == "accuracy" ? 1 : 0;
       }

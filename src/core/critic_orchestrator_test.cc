@@ -197,6 +197,8 @@ void RunMovingBottleneck(Rig* rig, int* profiles) {
   ActionSpec fast = Env("algo.fast", "FAST", "1", {"compute"}, 1.05);
   fast.cost_s = 100;
   rig->spec.actions = {fmt_action, fast};
+  // io.fmt, algo.fast, io.fmt again: what the tests look at (the moves after would go on).
+  rig->spec.search.max_nodes = 3;
   auto time_of = [](const EnvOverlay& env) {
     double compute = env.count("FAST") ? 40 : 980;
     double format = env.count("FMT") ? 5 : 15;
@@ -303,6 +305,7 @@ TEST(CriticLoopTest, ALowDiskStopsDispatchAndSaysSo) {
   Rig rig;
   rig.spec.actions = {Env("win.a", "A", "1", {}, 1.5)};
   rig.target.metric = [](const EnvOverlay& env) { return env.count("A") ? 150.0 : 100.0; };
+  rig.spec.search.revisit = false;  // one candidate: no moves after it
   rig.ws.free_mb = 100;
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());

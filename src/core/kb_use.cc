@@ -78,8 +78,9 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
         n->outcome != Outcome::kCrashed) {
       continue;
     }
-    // An entry describes one candidate; a pair's result belongs to neither of its two alone.
-    if (CompanionKey(*n)) continue;
+    // An entry describes one candidate; a pair's result belongs to neither of its two alone,
+    // and a drop's (its change taken out) to no candidate.
+    if (CompanionKey(*n) || DroppedKey(*n)) continue;
     const ActionSpec* action = catalog_.FindAction(n->action_id);
     if (action == nullptr) continue;
     std::vector<const Node*> path;

@@ -136,19 +136,32 @@ bool AgentNote::empty() const {
          questions.empty() && proposed.empty();
 }
 
-std::string Node::CandidateKey() const { return arbor::CandidateKey(action_id, value); }
+std::string Node::CandidateKey() const {
+  std::string key = arbor::CandidateKey(action_id, value);
+  return DroppedKey(*this) ? "-" + key : key;
+}
 
 namespace {
 constexpr std::string_view kWithPrefix = "with:";
-}  // namespace
+constexpr std::string_view kWithoutPrefix = "without:";
 
-std::optional<std::string> CompanionKey(const Node& node) {
+std::optional<std::string> FlagValue(const Node& node, std::string_view prefix) {
   for (const std::string& f : node.critic.flags) {
-    if (f.size() > kWithPrefix.size() && f.compare(0, kWithPrefix.size(), kWithPrefix) == 0) {
-      return f.substr(kWithPrefix.size());
+    if (f.size() > prefix.size() && f.compare(0, prefix.size(), prefix) == 0) {
+      return f.substr(prefix.size());
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> CompanionKey(const Node& node) { return FlagValue(node, kWithPrefix); }
+
+std::optional<std::string> DroppedKey(const Node& node) { return FlagValue(node, kWithoutPrefix); }
+
+std::string DropFlag(std::string_view key) {
+  return std::string(kWithoutPrefix) + std::string(key);
 }
 
 std::string CompanionFlag(std::string_view key) {
@@ -165,12 +178,19 @@ std::pair<std::string, std::string> SplitCandidateKey(std::string_view key) {
 }
 
 std::vector<std::string> AppliedKeys(const Node& node) {
+  if (DroppedKey(node)) return {};
   std::vector<std::string> out{node.action_id, node.CandidateKey()};
   if (std::optional<std::string> with = CompanionKey(node)) {
     out.push_back(SplitCandidateKey(*with).first);
     out.push_back(*with);
   }
   return out;
+}
+
+std::vector<std::string> RemovedKeys(const Node& node) {
+  std::optional<std::string> key = DroppedKey(node);
+  if (!key) return {};
+  return {SplitCandidateKey(*key).first, *key};
 }
 
 bool HasFlag(const Node& node, std::string_view flag) {

@@ -140,7 +140,8 @@ struct Node {
   CriticNote critic;
   AgentNote agent;
 
-  // Key of the candidate this node ran: "id" or "id[value]".
+  // Key of the candidate this node ran: "id" or "id[value]"; "-id…" for a drop node (it ran
+  // without that candidate: never the candidate itself, tried again).
   std::string CandidateKey() const;
 };
 
@@ -155,10 +156,18 @@ void AddFlag(Node* node, std::string_view flag);  // once: a flag already there 
 // flag "with:<key>". Everything that asks what a node applies asks AppliedKeys.
 std::optional<std::string> CompanionKey(const Node& node);
 std::string CompanionFlag(std::string_view key);  // "with:<key>"
+// A drop node (moves.h, Move::kDrop) takes a change kept on the path back out: its own
+// candidate is the change removed, named again by its flag "without:<key>"; it applies
+// nothing. Everything that asks what a node removes asks RemovedKeys.
+std::optional<std::string> DroppedKey(const Node& node);
+std::string DropFlag(std::string_view key);  // "without:<key>"
 // "id[value]" → {id, value}; "id" → {id, ""}.
 std::pair<std::string, std::string> SplitCandidateKey(std::string_view key);
 // The action ids and candidate keys a node applies: its own, and its companion's.
+// A drop node applies nothing.
 std::vector<std::string> AppliedKeys(const Node& node);
+// The action id and candidate key a drop node takes out ({} for any other node).
+std::vector<std::string> RemovedKeys(const Node& node);
 
 struct Sample {
   NodeId node = kNoNode;

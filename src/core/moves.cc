@@ -17,7 +17,8 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kRetune, "retune"},
                                                             {Move::kRemeasure, "remeasure"},
                                                             {Move::kRetry, "retry"},
-                                                            {Move::kPair, "pair"}};
+                                                            {Move::kPair, "pair"},
+                                                            {Move::kDrop, "drop"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 
@@ -176,7 +177,7 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
     for (NodeId child_id : tree.Children(ancestor->id)) {
       const Node* x = tree.Find(child_id);
       if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
-      if (already.count(x->id)) continue;
+      if (already.count(x->id) || DroppedKey(*x)) continue;
       const ActionSpec* action = catalog.FindAction(x->action_id);
       if (action == nullptr || action->targets.empty()) continue;
       std::optional<Profile> then = profile_at(x->parent);
@@ -202,7 +203,8 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
   for (NodeId sibling : tree.Children(k->parent)) {
     const Node* c = tree.Find(sibling);
     if (c->outcome != Outcome::kPending || c->id == kept) continue;
-    if (CompanionKey(*c)) continue;  // a pair: Pairs offers it again at the new incumbent
+    // A pair or a drop: Pairs and Drops offer it again at the new incumbent.
+    if (CompanionKey(*c) || DroppedKey(*c)) continue;
     if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
     out.push_back({c->id,
                    "carried over: it was waiting under #" + std::to_string(k->parent) + " when #" +
@@ -230,6 +232,7 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
     for (NodeId child_id : tree.Children(path[i]->id)) {
       const Node* x = tree.Find(child_id);
       if (x->outcome != Outcome::kCrashed || x->critic.rca != "prerequisite") continue;
+      if (DroppedKey(*x)) continue;
       Tries& t = tries[x->CandidateKey()];
       if (t.crashes++ == 0) order.push_back(x->CandidateKey());
       t.last = i;
@@ -258,7 +261,7 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
 
 std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept) {
   const Node* k = tree.Find(kept);
-  if (k == nullptr || k->value.empty() || CompanionKey(*k)) return {};
+  if (k == nullptr || k->value.empty() || CompanionKey(*k) || DroppedKey(*k)) return {};
   const ActionSpec* action = catalog.FindAction(k->action_id);
   if (action == nullptr) return {};
   const auto at = std::find(action->values.begin(), action->values.end(), k->value);
@@ -298,7 +301,7 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
       const bool no_gain = x->outcome == Outcome::kReverted &&
                            (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed");
       const bool prerequisite = x->outcome == Outcome::kCrashed && x->critic.rca == "prerequisite";
-      if (!no_gain && !prerequisite) continue;
+      if ((!no_gain && !prerequisite) || DroppedKey(*x)) continue;  // Drops re-offers a drop
       if (backed_off(x->CandidateKey())) continue;
       if (!eligible.Take(x->action_id, x->CandidateKey())) continue;
       // The keeps made since it was tried: what changed under it.
@@ -405,7 +408,8 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
     if (x->outcome != Outcome::kReverted || CompanionKey(*x)) continue;
     if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
-    if (only_may_pay && !MayStillPay(*x)) continue;
+    // A drop measured clearly slower is an answer: its change pays its way.
+    if ((only_may_pay || DroppedKey(*x)) && !MayStillPay(*x)) continue;
     open.push_back(x);
   }
   std::stable_sort(open.begin(), open.end(), [](const Node* a, const Node* b) {
@@ -447,7 +451,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         }
         continue;
       }
-      if (!IsEvaluated(*x)) continue;
+      if (!IsEvaluated(*x) || DroppedKey(*x)) continue;
       const Node*& l = latest[x->CandidateKey()];
       if (l == nullptr || x->seq > l->seq) l = x;
     }
@@ -562,6 +566,103 @@ std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<
       if (sent.insert(side).second) out.push_back(*it->second);
     }
     if (!gives_way) out.push_back(q);
+  }
+  return out;
+}
+
+namespace {
+
+// The variables a change sets when it is an environment overlay alone, else nullopt.
+std::optional<std::set<std::string>> OverlayVariables(const ActionSpec& a) {
+  if (a.apply.kind != ApplySpec::Kind::kEnv && a.apply.kind != ApplySpec::Kind::kAppend) {
+    return std::nullopt;
+  }
+  std::set<std::string> vars;
+  for (const auto& [var, value] : a.apply.env) vars.insert(var);
+  for (const auto& [var, value] : a.apply.append) vars.insert(var);
+  return vars;
+}
+
+// The kept node on the path of `at` that applied `key` (and no later drop took out), or null.
+const Node* KeptWith(const Tree& tree, NodeId at, const std::string& key) {
+  const Node* by = nullptr;
+  for (const Node* n : tree.Path(at)) {
+    if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
+    for (const std::string& k : AppliedKeys(*n)) {
+      if (k == key) by = n;
+    }
+    for (const std::string& k : RemovedKeys(*n)) {
+      if (k == key) by = nullptr;
+    }
+  }
+  return by;
+}
+
+}  // namespace
+
+std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent, NodeId of) {
+  const std::set<std::string> applied = tree.AppliedActions(incumbent);
+  std::set<std::string> dropped_here;  // tried or waiting at the incumbent
+  for (NodeId child : tree.Children(incumbent)) {
+    if (std::optional<std::string> k = DroppedKey(*tree.Find(child))) dropped_here.insert(*k);
+  }
+  // How many applied changes set each variable, and what they require.
+  std::map<std::string, int> setters;
+  std::set<std::string> required;
+  for (const std::string& id : applied) {
+    const ActionSpec* a = catalog.FindAction(id);  // a parameter's "id[value]" is not an id
+    if (a == nullptr) continue;
+    for (const auto& [var, value] : a->apply.env) ++setters[var];
+    for (const auto& [var, value] : a->apply.append) ++setters[var];
+    required.insert(a->requires_.begin(), a->requires_.end());
+  }
+  std::vector<const Node*> path = tree.Path(incumbent);
+  std::reverse(path.begin(), path.end());  // the latest keep first
+  std::vector<Requeue> out;
+  for (const Node* k : path) {
+    if (k->id == kRootId || k->outcome != Outcome::kKept || (of != kNoNode && k->id != of)) {
+      continue;
+    }
+    const std::vector<std::string> keys = AppliedKeys(*k);  // {id, key} and a companion's
+    for (size_t i = 0; i + 1 < keys.size(); i += 2) {
+      const std::string& id = keys[i];
+      const std::string& key = keys[i + 1];
+      if (!applied.count(key) || dropped_here.count(key) || required.count(id)) continue;
+      const ActionSpec* a = catalog.FindAction(id);
+      std::optional<std::set<std::string>> vars = a ? OverlayVariables(*a) : std::nullopt;
+      if (!vars || std::any_of(vars->begin(), vars->end(),
+                               [&](const std::string& v) { return setters[v] > 1; })) {
+        continue;
+      }
+      Requeue q;
+      q.from = k->id;
+      q.key = key;
+      q.move = Move::kDrop;
+      q.reason = "taken back out: " + key + " was kept at #" + std::to_string(k->id) +
+                 (k->id == incumbent ? " with a companion that may pay alone"
+                                     : "; the keeps since may have made it cost");
+      out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
+EnvOverlay OverlayWithout(const Tree& tree, const Catalog& catalog, NodeId at,
+                          const std::string& key) {
+  const Node* node = tree.Find(at);
+  EnvOverlay out = node != nullptr ? node->overlay : EnvOverlay{};
+  const Node* by = KeptWith(tree, at, key);
+  const ActionSpec* a = catalog.FindAction(SplitCandidateKey(key).first);
+  const Node* before = by != nullptr ? tree.Find(by->parent) : nullptr;
+  std::optional<std::set<std::string>> vars = a ? OverlayVariables(*a) : std::nullopt;
+  if (before == nullptr || !vars) return out;
+  for (const std::string& var : *vars) {
+    auto it = before->overlay.find(var);
+    if (it != before->overlay.end()) {
+      out[var] = it->second;
+    } else {
+      out.erase(var);
+    }
   }
   return out;
 }

@@ -33,10 +33,11 @@ enum class Move {
   kRemeasure,     // nothing untried: a close call at this incumbent, measured with 2× the runs
   kRetry,         // an implementation bug or a lost run: the one retry its diagnosis earns
   kPair,          // nothing else left: two candidates applied together (an interaction)
+  kDrop,          // a change kept on the path taken back out (it may cost now)
 };
 inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
                                      Move::kRevisit,    Move::kRetune, Move::kRemeasure,
-                                     Move::kRetry,      Move::kPair};
+                                     Move::kRetry,      Move::kPair,   Move::kDrop};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
@@ -120,7 +121,9 @@ bool MayStillPay(const Node& revert);
 // significantly below min_effect), the best measured first, with twice the repetitions of that
 // measurement, up to kMaxRemeasures deep. With drift or outliers an answer near neutral can be
 // wrong, and more repetitions are what is left to buy. Without `only_may_pay` (the very last
-// resort, after every other move: a budget the user gave is spent) every such revert.
+// resort, after every other move: a budget the user gave is spent) every such revert but a
+// drop measured clearly slower (its change pays its way: an answer). A drop measured again
+// stays a drop.
 std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
                                        bool only_may_pay = true);
 
@@ -148,6 +151,23 @@ using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,
                            bool hopeful_only = true);
+
+// Drops (Move::kDrop): changes kept on the path of `incumbent`, each measured taken back out
+// (the node's own candidate is the change, flag "without:<key>"), the latest keep first: a
+// change that paid when it was kept may cost once later keeps changed the program (an
+// antagonistic pair), and a pair's side may be a passenger. A drop is kept like any node, on a
+// confirmed gain. Only a change that is an environment overlay alone (apply kinds `env` and
+// `append`) and whose variables no other change applied on the path sets, that no applied
+// change requires, and that was not dropped (tried or waiting) at the incumbent already. With
+// `of`, only the changes that node applied (its sides, for a pair).
+std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                           NodeId of = kNoNode);
+
+// The overlay of `at` with the variables the change `key` sets back at their values before it
+// was kept (unset when they had none): what a drop node runs with. Requires `key` applied on
+// the path of `at` by a kept node.
+EnvOverlay OverlayWithout(const Tree& tree, const Catalog& catalog, NodeId at,
+                          const std::string& key);
 
 // The pairs in their order, but a pair with a side that `revisits` retries alone gives way to
 // that revisit (once, where the pair stood): alone is the cheaper hypothesis, and a pair kept

@@ -674,5 +674,108 @@ TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
   EXPECT_GT(r->evaluated, 2);
 }
 
+// Drops: a change kept on the path, taken back out, the latest keep first; only a change that
+// is an environment overlay alone, whose variables no other applied change sets, and that no
+// applied change requires. A kept drop takes its change off the path.
+TEST(MovesTest, DropsTakeBackEnvironmentChangesNoOtherChangeDependsOn) {
+  auto append = [](const std::string& id, const std::string& flag) {
+    ActionSpec a = Env(id, "UNUSED");
+    a.apply = ApplySpec{};
+    a.apply.kind = ApplySpec::Kind::kAppend;
+    a.apply.append["CFLAGS"] = flag;
+    return a;
+  };
+  ActionSpec patch = Env("p.p", "UNUSED");
+  patch.apply = ApplySpec{};
+  patch.apply.kind = ApplySpec::Kind::kPatch;
+  patch.apply.patch = "/dev/null";
+  ActionSpec needs_a = Env("r.r", "R");
+  needs_a.requires_ = {"a.a"};
+  std::vector<ActionSpec> actions = {Env("a.a", "A"),     Env("b.b", "B"), append("c.c", "-x"),
+                                     append("d.d", "-y"), patch,           needs_a};
+  Catalog catalog(actions);
+  Tree tree;
+  Node root = MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0);
+  root.overlay = {{"B", "0"}};  // the target's own value of B
+  tree.Upsert(root);
+  EnvOverlay overlay = root.overlay;
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> keeps = {
+      {"a.a", {"A", "1"}},          {"b.b", {"B", "1"}}, {"c.c", {"CFLAGS", "-x"}},
+      {"d.d", {"CFLAGS", "-x -y"}}, {"p.p", {"", ""}},   {"r.r", {"R", "1"}}};
+  NodeId id = kRootId;
+  for (const auto& [action, var] : keeps) {
+    Node k = MakeNode(id + 1, id, action, "", Outcome::kKept, id + 1);
+    if (!var.first.empty()) overlay[var.first] = var.second;
+    k.overlay = overlay;
+    tree.Upsert(k);
+    ++id;
+  }
+  const NodeId inc = id;  // #7
+  auto keys = [](const std::vector<Requeue>& qs) {
+    std::vector<std::string> out;
+    for (const Requeue& q : qs) {
+      EXPECT_EQ(q.move, Move::kDrop);
+      out.push_back(q.key);
+    }
+    return out;
+  };
+  // Not p.p (a patch), c.c or d.d (both set CFLAGS), a.a (r.r requires it).
+  EXPECT_EQ(keys(Drops(tree, catalog, inc)), (std::vector<std::string>{"r.r", "b.b"}));
+  EXPECT_EQ(keys(Drops(tree, catalog, inc, /*of=*/3)), std::vector<std::string>{"b.b"});
+  // B back at the value it had before b.b was kept; nothing else changes.
+  EnvOverlay without = OverlayWithout(tree, catalog, inc, "b.b");
+  EXPECT_EQ(without.at("B"), "0");
+  EXPECT_EQ(without.at("A"), "1");
+  EXPECT_EQ(without.at("CFLAGS"), "-x -y");
+  EXPECT_EQ(OverlayWithout(tree, catalog, inc, "r.r").count("R"), 0u);
+  // A drop waiting (or tried) at the incumbent is not offered again.
+  Node waiting = MakeNode(8, inc, "b.b", "", Outcome::kPending, 0);
+  waiting.critic.flags = {MoveFlag(Move::kDrop), DropFlag("b.b")};
+  tree.Upsert(waiting);
+  EXPECT_EQ(waiting.CandidateKey(), "-b.b");  // never b.b itself, tried again
+  EXPECT_TRUE(AppliedKeys(waiting).empty());
+  EXPECT_EQ(keys(Drops(tree, catalog, inc)), std::vector<std::string>{"r.r"});
+  // Kept, it takes b.b off the path.
+  waiting.outcome = Outcome::kKept;
+  waiting.step = Step::kDone;
+  waiting.seq = 8;
+  tree.Upsert(waiting);
+  EXPECT_EQ(tree.AppliedActions(8).count("b.b"), 0u);
+  EXPECT_EQ(tree.AppliedActions(8).count("a.a"), 1u);
+  EXPECT_EQ(keys(Drops(tree, catalog, 8)), std::vector<std::string>{"r.r"});
+}
+
+// Over the real Orchestrator and fakes: cheap.flag pays ×1.2 alone but costs once big.win is
+// on (an antagonistic pair the profile cannot show); with the budget left, the drop takes it
+// back out, and the campaign hands over big.win alone.
+TEST(MovesLoopTest, AChangeLaterKeepsMadeCostlyIsDroppedAndTheBranchLosesIt) {
+  Rig rig;
+  ActionSpec cheap = Env("cheap.flag", "CHEAP", "1", {}, 1.5);
+  ActionSpec win = Env("big.win", "WIN", "1", {}, 1.2);
+  rig.spec.actions = {cheap, win};
+  rig.spec.search.max_nodes = 12;
+  rig.target.metric = [](const EnvOverlay& env) {
+    const bool c = env.count("CHEAP") > 0, w = env.count("WIN") > 0;
+    if (w) return c ? 160.0 : 200.0;
+    return c ? 120.0 : 100.0;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok());
+  std::vector<const Node*> drops = rig.All("-cheap.flag");
+  ASSERT_EQ(drops.size(), 1u);
+  EXPECT_EQ(drops[0]->outcome, Outcome::kKept);
+  EXPECT_EQ(MoveOf(*drops[0]), Move::kDrop);
+  EXPECT_EQ(drops[0]->overlay.count("CHEAP"), 0u);
+  EXPECT_EQ(drops[0]->overlay.count("WIN"), 1u);
+  // The campaign's best state is the drop, big.win alone, and the branch holds it.
+  Tree tree;
+  for (const auto& [id, n] : rig.store.nodes) tree.Upsert(n);
+  EXPECT_EQ(tree.Incumbent(), drops[0]->id);
+  EXPECT_EQ(tree.AppliedActions(drops[0]->id), (std::set<std::string>{"big.win"}));
+  EXPECT_EQ(rig.ws.branch, drops[0]->commit);
+  // Nothing was recorded against cheap.flag for the drop: no entry-worthy failure, no ban.
+  for (const auto& [id, n] : rig.store.nodes) EXPECT_TRUE(n.critic.constraints.empty()) << id;
+}
+
 }  // namespace
 }  // namespace arbor

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/gate.h"
+#include "core/moves.h"
 #include "core/orchestrator.h"
 #include "util/duration.h"
 #include "util/strings.h"
@@ -47,6 +48,15 @@ SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Ta
   }
   if (second.backend.empty() || second.backend == "builtin") second.backend = first.backend;
   return second;
+}
+
+SpecialistResult Orchestrator::Drop(const Node& node) {
+  SpecialistResult r;
+  r.status = SpecialistResult::Status::kApplied;
+  const std::string key = DroppedKey(node).value_or("");
+  r.overlay = OverlayWithout(tree_, catalog_, node.parent, key);
+  r.summary = "took " + key + " back out of the environment";
+  return r;
 }
 
 std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
@@ -126,6 +136,7 @@ Status Orchestrator::StepApply(Node* node) {
     return Finish(node, Outcome::kPruned,
                   "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
   }
+  if (DroppedKey(*node)) return RecordApply(node, Drop(*node));
   ActionSpec companion;
   bool missing = false;
   std::optional<Task> first = CompanionTask(*node, worktree_, &companion, &missing);

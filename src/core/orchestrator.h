@@ -206,6 +206,9 @@ class Orchestrator {
   // value), or nullopt for a plain node. Sets `*missing` when the companion left the catalog.
   std::optional<Task> CompanionTask(const Node& node, const std::string& worktree, ActionSpec* copy,
                                     bool* missing);
+  // A drop node's implementation (moves.h, Move::kDrop): no specialist, the parent's overlay
+  // with the dropped change's variables back at their values before it was kept.
+  SpecialistResult Drop(const Node& node);
   std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
   // Build lanes (src/core/build_lane.cc): a node's build, then its check, run on a thread of
   // their own as soon as its implementation is recorded (search.parallel > 1); the node's

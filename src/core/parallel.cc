@@ -29,6 +29,11 @@ Status Orchestrator::Launch(NodeId id) {
   auto flight = std::make_unique<InFlight>();
   flight->action = *action;
   flight->task = MakeTask(*node, &flight->action, *wt);
+  if (DroppedKey(*node)) {  // nothing to implement: its overlay is known now
+    flight->ready = Drop(*node);
+    in_flight_[id] = std::move(flight);
+    return {};
+  }
   bool missing = false;
   flight->companion.emplace();
   flight->companion_task = CompanionTask(*node, *wt, &*flight->companion, &missing);

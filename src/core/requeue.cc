@@ -39,6 +39,10 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     n.critic.requeued_from = q.from;
     n.critic.flags.push_back(MoveFlag(q.move));
     if (q.with) n.critic.flags.push_back(CompanionFlag(*q.with));
+    // A drop, or a drop measured again: it takes its change out rather than applying it.
+    if (q.move == Move::kDrop || (from != nullptr && DroppedKey(*from))) {
+      n.critic.flags.push_back(DropFlag(CandidateKey(n.action_id, n.value)));
+    }
     n.diagnosis = "re-queued: " + q.reason;
     out.push_back(n);
   }
@@ -78,6 +82,10 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
     for (Requeue& q : Neighbours(tree_, catalog_, kept.id)) {
       if (!queued.count(CandidateKey(kept.action_id, *q.value))) moves.push_back(std::move(q));
     }
+    // A kept pair: is each side needed? One may be a passenger of the other's gain.
+    if (CompanionKey(kept)) {
+      for (Requeue& q : Drops(tree_, catalog_, kept.id, kept.id)) moves.push_back(std::move(q));
+    }
   }
   return RequeueUnder(kept, moves);
 }
@@ -113,6 +121,8 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
     moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, /*hopeful_only=*/false);
   }
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, /*only_may_pay=*/false);
+  // Then each change kept on the path, taken back out: the keeps since may have made it cost.
+  if (moves.empty()) moves = Drops(tree_, catalog_, inc->id);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;

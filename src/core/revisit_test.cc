@@ -18,7 +18,7 @@ void InstallLateWin(Rig* rig) {
   ActionSpec nhwc = Env("layout.nhwc", "NHWC", "1", {}, 1.2);
   ActionSpec dud = Env("misc.dud", "DUD", "1", {}, 1.1);
   rig->spec.actions = {fusion, nhwc, dud};
-  rig->spec.search.max_nodes = 10;
+  rig->spec.search.max_nodes = 12;
   rig->target.metric = [](const EnvOverlay& env) {
     double v = env.count("NHWC") ? 110 : 100;
     if (env.count("NHWC") && env.count("FUSION")) v *= 1.8;
@@ -44,7 +44,8 @@ TEST(RevisitTest, WithBudgetLeftIdeasRevertedBeforeAKeepAreRetriedOnce) {
   EXPECT_TRUE(says_why);
   // misc.dud was reverted under the baseline and revisited once after the keeps (each reverted
   // node is revisited at most once per incumbent); then, nothing else being left, it gets its
-  // last looks with 2x, 4x, 8x the repetitions, and the campaign ends as exhausted.
+  // last looks with 2x, 4x, 8x the repetitions; then each kept change is taken back out once
+  // (a drop: both cost, both reverted), and the campaign ends as exhausted.
   int revisits = 0, looks = 0;
   for (const Node* n : rig.All("misc.dud")) {
     revisits += MoveOf(*n) == Move::kRevisit;
@@ -53,6 +54,11 @@ TEST(RevisitTest, WithBudgetLeftIdeasRevertedBeforeAKeepAreRetriedOnce) {
   EXPECT_EQ(revisits, 1);
   EXPECT_EQ(looks, kMaxRemeasures);
   EXPECT_EQ(rig.All("misc.dud").size(), 2u + kMaxRemeasures);
+  for (const char* key : {"-conv.fusion", "-layout.nhwc"}) {
+    ASSERT_EQ(rig.All(key).size(), 1u) << key;
+    EXPECT_EQ(MoveOf(*rig.All(key)[0]), Move::kDrop) << key;
+    EXPECT_EQ(rig.All(key)[0]->outcome, Outcome::kReverted) << key;
+  }
   EXPECT_EQ(r->stop_reason, "exhausted");
   EXPECT_GE(rig.Events("requeued"), 2);
 }

@@ -189,6 +189,11 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
   NodeId next = tree_.MaxId() + 1;
   for (const ScoredCandidate& s : scored) {
     const Node* pending = s.pending != kNoNode ? tree_.Find(s.pending) : nullptr;
+    // A drop applies nothing: no constraint on its change, and no replay, concerns it.
+    if (pending != nullptr && DroppedKey(*pending)) {
+      allowed->push_back(s);
+      continue;
+    }
     auto violated = Violated(pending != nullptr && CompanionKey(*pending)
                                  ? WithoutBansOf(active, AppliedKeys(*pending))
                                  : active,

@@ -255,6 +255,7 @@ std::set<std::string> Tree::AppliedActions(NodeId id) const {
   for (const Node* n : Path(id)) {
     if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
     for (std::string& k : AppliedKeys(*n)) applied.insert(std::move(k));
+    for (const std::string& k : RemovedKeys(*n)) applied.erase(k);
   }
   return applied;
 }

@@ -68,7 +68,8 @@ class Tree {
 
   // Root .. id inclusive.
   std::vector<const Node*> Path(NodeId id) const;
-  // Candidate keys applied on the path (kept nodes, root excluded) and their action ids.
+  // Candidate keys applied on the path (kept nodes, root excluded) and their action ids; a kept
+  // drop takes its change back out.
   std::set<std::string> AppliedActions(NodeId id) const;
   // Candidate keys of the children (pruned ones excepted) of every node on the path of `id`:
   // what was already tried from this state or an ancestor state (failures propagate down).

@@ -100,6 +100,7 @@ std::vector<TreeNode> ParseTree(const nlohmann::json& tree) {
         if (!f.is_string()) continue;
         n.flags.push_back(f.get<std::string>());
         if (n.flags.back().rfind("with:", 0) == 0) n.with = n.flags.back().substr(5);
+        if (n.flags.back().rfind("without:", 0) == 0) n.drop = true;
       }
     }
     out.push_back(std::move(n));
@@ -149,7 +150,7 @@ bool HasFlag(const TreeNode& n, const std::string& flag) {
 std::vector<TreeNode> OwnTries(const std::vector<TreeNode>& nodes) {
   std::vector<TreeNode> out;
   for (const TreeNode& n : nodes) {
-    if (n.with.empty() && !HasFlag(n, "move:remeasure")) out.push_back(n);
+    if (n.with.empty() && !n.drop && !HasFlag(n, "move:remeasure")) out.push_back(n);
   }
   return out;
 }

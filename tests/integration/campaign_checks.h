@@ -28,10 +28,12 @@ struct TreeNode {
   nlohmann::json metric;           // number or null, as printed
   std::vector<std::string> flags;  // the Critic's ("move:remeasure", "inconclusive", …)
   std::string with;                // a pair's companion key (flag "with:<key>"), else ""
+  bool drop = false;               // a drop: its change taken back out (flag "without:<key>")
   // "action" or "action[value]", as Arbor's candidate keys; "companion+action…" for a pair, so
-  // that a pair is never mistaken for its own side run alone.
+  // that a pair is never mistaken for its own side run alone; "-action…" for a drop.
   std::string Key() const {
-    return (with.empty() ? "" : with + "+") + (value.empty() ? action : action + "[" + value + "]");
+    return (with.empty() ? "" : with + "+") + (drop ? "-" : "") +
+           (value.empty() ? action : action + "[" + value + "]");
   }
 };
 
@@ -43,8 +45,9 @@ extern const char kComputedTargetHelpersC[];
 std::vector<TreeNode> ParseTree(const nlohmann::json& tree);
 // Whether the node carries the flag (say "move:remeasure").
 bool HasFlag(const TreeNode& n, const std::string& flag);
-// The campaign's own tries: neither a pair nor a re-measure (flags move:pair, move:remeasure),
-// which spend the budget left once every candidate was decided (docs/search.md).
+// The campaign's own tries: neither a pair, a re-measure nor a drop (flags move:pair,
+// move:remeasure, move:drop), which spend the budget left once every candidate was decided
+// (docs/search.md).
 std::vector<TreeNode> OwnTries(const std::vector<TreeNode>& nodes);
 std::vector<TreeNode> LoadTree(const TempWorkspace& ws);
 std::set<std::string> KeysWithOutcome(const std::vector<TreeNode>& nodes,

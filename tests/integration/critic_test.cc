@@ -235,10 +235,12 @@ TEST(IntegrationCritic, DriftingBenchIsRebaselined) {
       Campaign(ws, "drift", "NOISE = \"0.01\", DRIFT_AFTER = \"10\", DRIFT = \"0.8\"", "") +
       Action("noop", "noop", 1.6, "NOOP = \"1\"") + Action("real", "real", 1.5, "SPEED = \"1.5\"");
   std::vector<TreeNode> nodes = RunCampaign(ws, toml);
-  // The no-op is revisited once after the keep (then only last looks at it are left).
+  // The no-op is revisited once after the keep (then only last looks at it are left, and the
+  // kept change taken back out once: a drop, which costs and is reverted).
   ASSERT_EQ(OwnTries(nodes).size(), 4u) << Describe(nodes);
   EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
-  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"), std::set<std::string>{"noop"}) << Describe(nodes);
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"), (std::set<std::string>{"noop", "-real"}))
+      << Describe(nodes);
   for (const char* key : {"noop", "real"}) {
     const TreeNode* n = FindKey(nodes, key);
     ASSERT_NE(n, nullptr) << key;
@@ -339,8 +341,11 @@ TEST(IntegrationCritic, InflatedWorkIsReverted) {
                      Action("skip-half", "shortcut", 2.0, "SPEED = \"1.8\", WORK = \"500\"") +
                      Action("real", "real", 1.5, "SPEED = \"1.5\"");
   std::vector<TreeNode> nodes = RunCampaign(ws, toml);
-  // Not revisited after the keep: an inflation is a failure, not a "no gain".
-  ASSERT_EQ(nodes.size(), 3u) << Describe(nodes);
+  // Not revisited after the keep: an inflation is a failure, not a "no gain". With the budget
+  // left, the kept change is taken back out once (a drop), which costs and is reverted.
+  ASSERT_EQ(nodes.size(), 4u) << Describe(nodes);
+  ASSERT_NE(FindKey(nodes, "-real"), nullptr) << Describe(nodes);
+  EXPECT_EQ(FindKey(nodes, "-real")->outcome, "reverted") << Describe(nodes);
   EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
   const TreeNode* inflated = FindKey(nodes, "skip-half");
   ASSERT_NE(inflated, nullptr);

@@ -159,5 +159,49 @@ TEST(IntegrationEnvironment, APairOfActionsIsAppliedMeasuredAndKeptAsOneChange) 
   EXPECT_NE(log.out.find(" + "), std::string::npos) << log.out;  // names both
 }
 
+// A drop end to end: `cheap` pays +20% alone but costs 20% once `win` (x2) is on (an
+// antagonistic pair). The real binary keeps cheap, then win on top; with budget left it takes
+// each kept change back out: without cheap it gains, and that drop is kept; without win it
+// loses. The branch's arbor-best.env holds WIN and no CHEAP, and `show` names the drop.
+TEST(IntegrationEnvironment, AKeptChangeThatLaterKeepsMadeCostlyIsDropped) {
+  TempWorkspace ws;
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"drop\"\nworkspace = \".\"\n\n"
+           "[target]\nbuild = \"true\"\n"
+           "bench = '''awk -v c=\"$CHEAP\" -v w=\"$WIN\" 'BEGIN { v = 100; "
+           "if (w == 1) v *= 2; if (c == 1) v *= (w == 1 ? 0.8 : 1.2); "
+           "printf \"{\\\"v\\\": %.3f}\\n\", v }' '''\n\n"
+           "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+           "[search]\nmax_nodes = 4\n\n"
+           "[[action]]\nid = \"cheap\"\nlayer = \"application\"\ncategory = \"cheap\"\n"
+           "speedup = 1.5\napply = { env = { CHEAP = \"1\" } }\n\n"
+           "[[action]]\nid = \"win\"\nlayer = \"application\"\ncategory = \"win\"\n"
+           "speedup = 1.2\napply = { env = { WIN = \"1\" } }\n");
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 180);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* drop = FindKey(nodes, "-cheap");
+  ASSERT_NE(drop, nullptr) << DescribeTree(nodes);
+  EXPECT_EQ(drop->outcome, "kept") << DescribeTree(nodes);
+  EXPECT_TRUE(HasFlag(*drop, "move:drop")) << drop->Key();
+  EXPECT_TRUE(HasFlag(*drop, "without:cheap")) << drop->Key();
+  // Taking win out (under the new incumbent, too) loses: reverted.
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"), std::set<std::string>{"-win"})
+      << DescribeTree(nodes);
+  ProcResult env = ws.Git({"show", "arbor/drop:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_NE(env.out.find("WIN"), std::string::npos) << env.out;
+  EXPECT_EQ(env.out.find("CHEAP"), std::string::npos) << env.out;
+  EXPECT_EQ(ws.Git({"rev-parse", "arbor/drop"}).out, drop->commit + "\n");
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(status["best"].value("node", int64_t{0}), drop->id) << status.dump();
+  // -win and -cheap at #3; -win again under the drop once it was kept.
+  EXPECT_EQ(status["moves"].value("drop", 0), 3) << status.dump();
+  ProcResult show = ws.Arbor({"show", std::to_string(drop->id)});
+  EXPECT_NE(show.out.find("-cheap"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("took cheap back out"), std::string::npos) << show.out;
+}
+
 }  // namespace
 }  // namespace arbor::integration
