@@ -136,25 +136,31 @@ bool AgentNote::empty() const {
          questions.empty() && proposed.empty();
 }
 
-std::string Node::CandidateKey() const {
-  std::string key = arbor::CandidateKey(action_id, value);
-  return DroppedKey(*this) ? "-" + key : key;
-}
-
 namespace {
 constexpr std::string_view kWithPrefix = "with:";
 constexpr std::string_view kWithoutPrefix = "without:";
 
-std::optional<std::string> FlagValue(const Node& node, std::string_view prefix) {
+// The first flag "<prefix><value>", without copying it: keys are asked for on hot paths.
+const std::string* FlagWithPrefix(const Node& node, std::string_view prefix) {
   for (const std::string& f : node.critic.flags) {
-    if (f.size() > prefix.size() && f.compare(0, prefix.size(), prefix) == 0) {
-      return f.substr(prefix.size());
-    }
+    if (f.size() > prefix.size() && f.compare(0, prefix.size(), prefix) == 0) return &f;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
+std::optional<std::string> FlagValue(const Node& node, std::string_view prefix) {
+  const std::string* f = FlagWithPrefix(node, prefix);
+  return f != nullptr ? std::optional<std::string>(f->substr(prefix.size())) : std::nullopt;
+}
+
+bool IsDrop(const Node& node) { return FlagWithPrefix(node, kWithoutPrefix) != nullptr; }
+
 }  // namespace
+
+std::string Node::CandidateKey() const {
+  std::string key = arbor::CandidateKey(action_id, value);
+  return IsDrop(*this) ? "-" + key : key;
+}
 
 std::optional<std::string> CompanionKey(const Node& node) { return FlagValue(node, kWithPrefix); }
 
@@ -178,7 +184,7 @@ std::pair<std::string, std::string> SplitCandidateKey(std::string_view key) {
 }
 
 std::vector<std::string> AppliedKeys(const Node& node) {
-  if (DroppedKey(node)) return {};
+  if (IsDrop(node)) return {};
   std::vector<std::string> out{node.action_id, node.CandidateKey()};
   if (std::optional<std::string> with = CompanionKey(node)) {
     out.push_back(SplitCandidateKey(*with).first);

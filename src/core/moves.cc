@@ -572,15 +572,20 @@ std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<
 
 namespace {
 
+// The variables a change sets or appends to.
+std::set<std::string> Variables(const ActionSpec& a) {
+  std::set<std::string> vars;
+  for (const auto& [var, value] : a.apply.env) vars.insert(var);
+  for (const auto& [var, value] : a.apply.append) vars.insert(var);
+  return vars;
+}
+
 // The variables a change sets when it is an environment overlay alone, else nullopt.
 std::optional<std::set<std::string>> OverlayVariables(const ActionSpec& a) {
   if (a.apply.kind != ApplySpec::Kind::kEnv && a.apply.kind != ApplySpec::Kind::kAppend) {
     return std::nullopt;
   }
-  std::set<std::string> vars;
-  for (const auto& [var, value] : a.apply.env) vars.insert(var);
-  for (const auto& [var, value] : a.apply.append) vars.insert(var);
-  return vars;
+  return Variables(a);
 }
 
 // The kept node on the path of `at` that applied `key` (and no later drop took out), or null.
@@ -612,8 +617,7 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
   for (const std::string& id : applied) {
     const ActionSpec* a = catalog.FindAction(id);  // a parameter's "id[value]" is not an id
     if (a == nullptr) continue;
-    for (const auto& [var, value] : a->apply.env) ++setters[var];
-    for (const auto& [var, value] : a->apply.append) ++setters[var];
+    for (const std::string& var : Variables(*a)) ++setters[var];
     required.insert(a->requires_.begin(), a->requires_.end());
   }
   std::vector<const Node*> path = tree.Path(incumbent);
