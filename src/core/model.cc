@@ -184,9 +184,9 @@ std::pair<std::string, std::string> SplitCandidateKey(std::string_view key) {
 }
 
 std::vector<std::string> AppliedKeys(const Node& node) {
-  if (IsDrop(node)) return {};
-  std::vector<std::string> out{node.action_id, node.CandidateKey()};
-  if (std::optional<std::string> with = CompanionKey(node)) {
+  std::vector<std::string> out;
+  if (!IsDrop(node)) out = {node.action_id, node.CandidateKey()};
+  if (std::optional<std::string> with = CompanionKey(node)) {  // a swap's is its only one
     out.push_back(SplitCandidateKey(*with).first);
     out.push_back(*with);
   }

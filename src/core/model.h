@@ -158,13 +158,14 @@ std::optional<std::string> CompanionKey(const Node& node);
 std::string CompanionFlag(std::string_view key);  // "with:<key>"
 // A drop node (moves.h, Move::kDrop) takes a change kept on the path back out: its own
 // candidate is the change removed, named again by its flag "without:<key>"; it applies
-// nothing. Everything that asks what a node removes asks RemovedKeys.
+// nothing, unless it has a companion: a swap applies the companion in the change's place.
+// Everything that asks what a node removes asks RemovedKeys.
 std::optional<std::string> DroppedKey(const Node& node);
 std::string DropFlag(std::string_view key);  // "without:<key>"
 // "id[value]" → {id, value}; "id" → {id, ""}.
 std::pair<std::string, std::string> SplitCandidateKey(std::string_view key);
 // The action ids and candidate keys a node applies: its own, and its companion's.
-// A drop node applies nothing.
+// A drop node applies nothing but a swap's companion.
 std::vector<std::string> AppliedKeys(const Node& node);
 // The action id and candidate key a drop node takes out ({} for any other node).
 std::vector<std::string> RemovedKeys(const Node& node);

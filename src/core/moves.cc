@@ -24,26 +24,27 @@ constexpr std::string_view kMovePrefix = "move:";
 
 std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
 
+// Whether `n` retries the node it was re-queued from. A pair retries its own side as half of a
+// new hypothesis, not the revert itself: it does not count, unless it re-measures a pair.
+bool Retries(const Node& n) {
+  return n.critic.requeued_from != kNoNode && (!CompanionKey(n) || MoveOf(n) == Move::kRemeasure);
+}
+
 // Nodes some other node already retries (re-queued, revisited or re-tuned).
 std::set<NodeId> RequeuedSources(const Tree& tree) {
   std::set<NodeId> out;
   for (const Node* n : tree.All()) {
-    if (n->critic.requeued_from != kNoNode && !CompanionKey(*n)) {
-      out.insert(n->critic.requeued_from);
-    }
+    if (Retries(*n)) out.insert(n->critic.requeued_from);
   }
   return out;
 }
 
-// Nodes a child of `at` retries (re-queued from them). A pair retries its own side as half of a
-// new hypothesis, not the revert itself: it does not count.
+// Nodes a child of `at` retries (re-queued from them).
 std::set<NodeId> RetriedAt(const Tree& tree, NodeId at) {
   std::set<NodeId> out;
   for (NodeId child : tree.Children(at)) {
     const Node* c = tree.Find(child);
-    if (c->critic.requeued_from != kNoNode && !CompanionKey(*c)) {
-      out.insert(c->critic.requeued_from);
-    }
+    if (Retries(*c)) out.insert(c->critic.requeued_from);
   }
   return out;
 }
@@ -87,9 +88,14 @@ class OwnTries {
 // declared requires met and no declared conflict (either side) on the path.
 class Eligibility {
  public:
-  Eligibility(const Tree& tree, const Catalog& catalog, NodeId at)
+  // With `without` (a candidate key applied on the path): as if that change were taken out.
+  Eligibility(const Tree& tree, const Catalog& catalog, NodeId at, const std::string& without = "")
       : catalog_(catalog), applied_(tree.AppliedActions(at)) {
     for (NodeId child : tree.Children(at)) here_.insert(tree.Find(child)->CandidateKey());
+    if (!without.empty()) {
+      applied_.erase(without);
+      applied_.erase(SplitCandidateKey(without).first);
+    }
   }
   // True (and remembered, so a key is taken once) when `key` of `action_id` may run at the node.
   bool Take(const std::string& action_id, const std::string& key) {
@@ -133,6 +139,21 @@ class Eligibility {
   std::set<std::string> applied_;
   std::set<std::string> here_;
 };
+
+// The latest finished node of each single candidate (not a pair, drop or swap) tried from a
+// state on the path of `incumbent`.
+std::map<std::string, const Node*> LatestSingleTries(const Tree& tree, NodeId incumbent) {
+  std::map<std::string, const Node*> latest;
+  for (const Node* p : tree.Path(incumbent)) {
+    for (NodeId child : tree.Children(p->id)) {
+      const Node* x = tree.Find(child);
+      if (!IsEvaluated(*x) || CompanionKey(*x) || DroppedKey(*x)) continue;
+      const Node*& l = latest[x->CandidateKey()];
+      if (l == nullptr || x->seq > l->seq) l = x;
+    }
+  }
+  return latest;
+}
 
 }  // namespace
 
@@ -405,7 +426,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
   std::vector<const Node*> open;
   for (NodeId child : tree.Children(incumbent)) {
     const Node* x = tree.Find(child);
-    if (x->outcome != Outcome::kReverted || CompanionKey(*x)) continue;
+    if (x->outcome != Outcome::kReverted) continue;
     if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
     // A drop measured clearly slower is an answer: its change pays its way.
@@ -436,37 +457,36 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     if (b < a) std::swap(a, b);
     return Unordered{std::move(a), std::move(b)};
   };
-  // Pairs tried, running or waiting on the path, and the latest finished node of each single
-  // candidate tried from a state on the path.
+  // Pairs tried, running or waiting on the path.
   std::set<Unordered> pairs_tried;
-  std::map<std::string, const Node*> latest;
   for (const Node* p : tree.Path(incumbent)) {
     for (NodeId child : tree.Children(p->id)) {
       const Node* x = tree.Find(child);
-      if (std::optional<std::string> with = CompanionKey(*x)) {
-        // Run, running or waiting, or vetoed here; not one superseded while it waited under an
-        // earlier incumbent (it never ran: Pairs offers it again).
-        if (x->outcome != Outcome::kPruned || p->id == incumbent) {
-          pairs_tried.insert(unordered(x->CandidateKey(), *with));
-        }
-        continue;
+      std::optional<std::string> with = CompanionKey(*x);
+      // Run, running or waiting, or vetoed here; not one superseded while it waited under an
+      // earlier incumbent (it never ran: Pairs offers it again).
+      if (with && (x->outcome != Outcome::kPruned || p->id == incumbent)) {
+        pairs_tried.insert(unordered(x->CandidateKey(), *with));
       }
-      if (!IsEvaluated(*x) || DroppedKey(*x)) continue;
-      const Node*& l = latest[x->CandidateKey()];
-      if (l == nullptr || x->seq > l->seq) l = x;
     }
   }
+  const std::map<std::string, const Node*> latest = LatestSingleTries(tree, incumbent);
   // One side may run with the other: not applied, and it fits the path with the other.
   const Eligibility eligible(tree, catalog, incumbent);
   auto fits = [&](const std::string& id, const std::string& other) {
     return id != other && !eligible.Applied(id) && eligible.Fits(id, other);
   };
   std::vector<Requeue> out;
+  // With `retune`, the own side may be another value of a parameter applied on the path.
   auto take = [&](const std::string& own, NodeId from, const std::string& with,
-                  const std::string& why) {
+                  const std::string& why, bool retune = false) {
     const std::string own_id = SplitCandidateKey(own).first;
     const std::string with_id = SplitCandidateKey(with).first;
-    if (static_cast<int>(out.size()) >= limit || !fits(own_id, with_id) || !fits(with_id, own_id) ||
+    const bool own_fits =
+        retune && eligible.Applied(own_id)
+            ? own_id != with_id && !eligible.Applied(own) && eligible.Fits(own_id, with_id)
+            : fits(own_id, with_id);
+    if (static_cast<int>(out.size()) >= limit || !own_fits || !fits(with_id, own_id) ||
         !pairs_tried.insert(unordered(own, with)).second) {
       return;
     }
@@ -486,14 +506,16 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     return std::max(0.0, promise ? promise(*a) : a->speedup);
   };
   auto measured = [&](const Node* n) { return std::max(0.0, 1 + gain_of(n)); };
-  std::vector<const Node*> no_gain, accuracy;
+  std::vector<const Node*> no_gain, accuracy, lacking;
   for (const auto& [key, n] : latest) {
+    if (n->outcome == Outcome::kCrashed && n->critic.rca == "prerequisite") lacking.push_back(n);
     if (n->outcome != Outcome::kReverted) continue;
     if (n->critic.rca == "no_gain" || n->critic.rca == "not_confirmed") no_gain.push_back(n);
     if (n->critic.rca == "accuracy") accuracy.push_back(n);
   }
   auto by_seq = [](const Node* a, const Node* b) { return a->seq < b->seq; };
   std::sort(accuracy.begin(), accuracy.end(), by_seq);
+  std::sort(lacking.begin(), lacking.end(), by_seq);
   std::sort(no_gain.begin(), no_gain.end(), by_seq);
   std::stable_sort(no_gain.begin(), no_gain.end(),
                    [&](const Node* a, const Node* b) { return gain_of(a) > gain_of(b); });
@@ -519,6 +541,18 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       take(x->CandidateKey(), x->id, f->CandidateKey(),
            "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
                " (" + Percent(gain_of(f)) + " alone) it may not");
+    }
+  }
+  // 2b. A crash for a missing prerequisite (SIGILL) with each idea reverted for no gain: the
+  // prerequisite may be a change that pays nothing alone, so no keep ever brings it. Its own
+  // side may be another value of a parameter on the path (avx512 where sse4 was kept).
+  for (const Node* x : lacking) {
+    for (const Node* f : no_gain) {
+      if (hopeful_only && promised(x) * measured(f) <= 1) continue;
+      take(x->CandidateKey(), x->id, f->CandidateKey(),
+           "#" + std::to_string(x->id) + " lacked a prerequisite alone; #" + std::to_string(f->id) +
+               " (" + Percent(gain_of(f)) + " alone) may be it",
+           /*retune=*/true);
     }
   }
   // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
@@ -603,14 +637,18 @@ const Node* KeptWith(const Tree& tree, NodeId at, const std::string& key) {
   return by;
 }
 
-}  // namespace
+// A change kept on the path that could be taken back out: the node that kept it and its key.
+struct Droppable {
+  const Node* kept;
+  std::string key;
+};
 
-std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent, NodeId of) {
+// The changes on the path of `incumbent` a drop may take out, the latest keep first: an
+// environment overlay alone, whose variables no other applied change sets, that no applied
+// change requires. With `of`, only the changes that node applied.
+std::vector<Droppable> DroppableChanges(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                                        NodeId of) {
   const std::set<std::string> applied = tree.AppliedActions(incumbent);
-  std::set<std::string> dropped_here;  // tried or waiting at the incumbent
-  for (NodeId child : tree.Children(incumbent)) {
-    if (std::optional<std::string> k = DroppedKey(*tree.Find(child))) dropped_here.insert(*k);
-  }
   // How many applied changes set each variable, and what they require.
   std::map<std::string, int> setters;
   std::set<std::string> required;
@@ -622,7 +660,7 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
   }
   std::vector<const Node*> path = tree.Path(incumbent);
   std::reverse(path.begin(), path.end());  // the latest keep first
-  std::vector<Requeue> out;
+  std::vector<Droppable> out;
   for (const Node* k : path) {
     if (k->id == kRootId || k->outcome != Outcome::kKept || (of != kNoNode && k->id != of)) {
       continue;
@@ -631,21 +669,94 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
     for (size_t i = 0; i + 1 < keys.size(); i += 2) {
       const std::string& id = keys[i];
       const std::string& key = keys[i + 1];
-      if (!applied.count(key) || dropped_here.count(key) || required.count(id)) continue;
+      if (!applied.count(key) || required.count(id)) continue;
       const ActionSpec* a = catalog.FindAction(id);
       std::optional<std::set<std::string>> vars = a ? OverlayVariables(*a) : std::nullopt;
       if (!vars || std::any_of(vars->begin(), vars->end(),
                                [&](const std::string& v) { return setters[v] > 1; })) {
         continue;
       }
-      Requeue q;
-      q.from = k->id;
-      q.key = key;
-      q.move = Move::kDrop;
-      q.reason = "taken back out: " + key + " was kept at #" + std::to_string(k->id) +
-                 (k->id == incumbent ? " with a companion that may pay alone"
-                                     : "; the keeps since may have made it cost");
-      out.push_back(std::move(q));
+      out.push_back({k, key});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent, NodeId of) {
+  std::set<std::string> dropped_here;  // tried or waiting at the incumbent (not a swap)
+  for (NodeId child : tree.Children(incumbent)) {
+    const Node* c = tree.Find(child);
+    std::optional<std::string> k = DroppedKey(*c);
+    if (k && !CompanionKey(*c)) dropped_here.insert(*k);
+  }
+  std::vector<Requeue> out;
+  for (const Droppable& d : DroppableChanges(tree, catalog, incumbent, of)) {
+    if (dropped_here.count(d.key)) continue;
+    Requeue q;
+    q.from = d.kept->id;
+    q.key = d.key;
+    q.move = Move::kDrop;
+    q.reason = "taken back out: " + d.key + " was kept at #" + std::to_string(d.kept->id) +
+               (d.kept->id == incumbent ? " with a companion that may pay alone"
+                                        : "; the keeps since may have made it cost");
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
+  const std::vector<Droppable> droppable = DroppableChanges(tree, catalog, incumbent, kNoNode);
+  if (droppable.empty()) return {};
+  std::set<std::pair<std::string, std::string>> tried;  // {taken out, put in} at the incumbent
+  for (NodeId child : tree.Children(incumbent)) {
+    const Node* c = tree.Find(child);
+    std::optional<std::string> out = DroppedKey(*c);
+    std::optional<std::string> in = CompanionKey(*c);
+    if (out && in) tried.insert({*out, *in});
+  }
+  std::map<std::string, Eligibility> without;  // each change's: the path without it
+  for (const Droppable& d : droppable) without.try_emplace(d.key, tree, catalog, incumbent, d.key);
+  std::vector<Requeue> out;
+  auto take = [&](const std::string& in, const Droppable& d, NodeId from, const std::string& why) {
+    const std::string in_id = SplitCandidateKey(in).first;
+    if (in_id == SplitCandidateKey(d.key).first) return;  // another value: a re-tune's work
+    const Eligibility& e = without.at(d.key);
+    if (e.Applied(in_id) || !e.Fits(in_id) || !tried.insert({d.key, in}).second) {
+      return;
+    }
+    Requeue q;
+    q.from = from;
+    q.key = d.key;
+    q.with = in;
+    q.move = Move::kDrop;
+    q.reason = "a swap (" + in + " in place of " + d.key + ", kept at #" +
+               std::to_string(d.kept->id) + "): " + why;
+    out.push_back(std::move(q));
+  };
+  // 1. Declared alternatives: a candidate that conflicts with a change kept on the path.
+  for (const Candidate& c : catalog.All()) {
+    for (const Droppable& d : droppable) {
+      const ActionSpec* kept = catalog.FindAction(SplitCandidateKey(d.key).first);
+      if (kept == nullptr) continue;
+      const auto& mine = c.action->conflicts;
+      if (std::find(mine.begin(), mine.end(), kept->id) != mine.end() ||
+          std::find(kept->conflicts.begin(), kept->conflicts.end(), c.action->id) !=
+              kept->conflicts.end()) {
+        take(c.key, d, kNoNode, c.key + " conflicts with it: the alternative, measured");
+      }
+    }
+  }
+  // 2. A candidate whose latest try from a state on the path crashed at run time with the
+  // change on the path: the crash may be theirs together.
+  for (const auto& [key, x] : LatestSingleTries(tree, incumbent)) {
+    if (x->outcome != Outcome::kCrashed || x->critic.rca != "runtime_crash") continue;
+    const std::set<std::string> then = tree.AppliedActions(x->parent);
+    for (const Droppable& d : droppable) {
+      if (!then.count(d.key)) continue;
+      take(key, d, x->id,
+           "#" + std::to_string(x->id) + " crashed with it on the path; without it, it may not");
     }
   }
   return out;

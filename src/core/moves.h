@@ -163,6 +163,17 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
 std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            NodeId of = kNoNode);
 
+// Swaps (Move::kDrop with a companion): a candidate applied in the place of a change kept on
+// the path that Drops could take out (the node's own candidate is the change removed, flag
+// "without:<key>"; the candidate put in is its companion, "with:<key>"). Offered for
+//   1. a candidate that conflicts (declared `conflicts`, either side) with the kept change: the
+//      alternative the first winner locked out;
+//   2. a candidate whose latest try from a state on the path crashed at run time while the kept
+//      change was applied: the crash may come from the two together.
+// Once per pair at the incumbent; never another value of the change's own parameter (a
+// re-tune), and the candidate must fit the path without the change.
+std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+
 // The overlay of `at` with the variables the change `key` sets back at their values before it
 // was kept (unset when they had none): what a drop node runs with. Requires `key` applied on
 // the path of `at` by a kept node.

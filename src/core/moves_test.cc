@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "core/critic_rig_testing.h"
 
@@ -250,6 +251,35 @@ TEST(MovesTest, PairsComeInOrderWithoutConflictsOrRepeats) {
 // come before those of ideas that promised little. A pair that cannot pay even if one side
 // delivers its promise (two -30% ideas that promised ×1.01; a fix costing more than the
 // accuracy failure promised) is never tried.
+// A value that died of SIGILL while another value of its parameter is kept: its prerequisite
+// may be an idea that paid nothing alone (no keep ever brings it), so it is paired with each
+// no-gain idea, the best measured first, as a re-tune of the kept parameter.
+TEST(MovesTest, ACrashForAMissingPrerequisiteIsPairedWithTheIdeasThatPaidNothing) {
+  std::vector<ActionSpec> actions = {Valued("isa", {"sse4", "avx512"}), Env("a.a", "A"),
+                                     Env("b.b", "B")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node kept = MakeNode(2, kRootId, "isa", "sse4", Outcome::kKept, 1);
+  kept.overlay = {{"V_isa", "sse4"}};
+  tree.Upsert(kept);
+  Node sigill = MakeNode(3, 2, "isa", "avx512", Outcome::kCrashed, 2);
+  sigill.critic.rca = "prerequisite";
+  tree.Upsert(sigill);
+  for (auto [id, action, gain] : {std::tuple{4, "a.a", -0.02}, std::tuple{5, "b.b", 0.004}}) {
+    Node n = MakeNode(id, 2, action, "", Outcome::kReverted, id);
+    n.critic.rca = "no_gain";
+    n.gain = gain;
+    tree.Upsert(n);
+  }
+  std::vector<std::string> all;
+  for (const Requeue& q : Pairs(tree, catalog, 2, 100)) all.push_back(*q.with + "+" + q.key);
+  ASSERT_GE(all.size(), 2u);
+  EXPECT_EQ(all[0], "b.b+isa[avx512]");
+  EXPECT_EQ(all[1], "a.a+isa[avx512]");
+  EXPECT_EQ(std::count(all.begin(), all.end(), "b.b+isa[sse4]"), 0);  // applied: not again
+}
+
 TEST(MovesTest, PairsOfABrokenPromiseComeFirstAndHopelessPairsNever) {
   std::vector<ActionSpec> actions = {Env("p.p", "P", "1", {}, 2.0),  Env("q.q", "Q", "1", {}, 1.1),
                                      Env("r.r", "R", "1", {}, 1.1),  Env("s.s", "S", "1", {}, 1.01),
@@ -535,27 +565,29 @@ TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->stop_reason, "plateau");
-  const int everything = 4 + 6 + 4 * kMaxRemeasures;
+  // Each candidate and each pair, then a last look at each (pairs included) at 2×, 4×, 8×.
+  const int everything = 4 + 6 + (4 + 6) * kMaxRemeasures;
   EXPECT_EQ(r->evaluated, std::min(GetParam(), everything));
   EXPECT_EQ(r->stop_reason, GetParam() > everything ? "exhausted" : "max_nodes");
   if (GetParam() <= everything) return;
   std::set<std::pair<std::string, std::string>> pairs;
   std::map<std::string, int> last_looks;
   for (const auto& [id, n] : rig.store.nodes) {
-    if (MoveOf(n) == Move::kRemeasure && IsEvaluated(n)) ++last_looks[n.CandidateKey()];
+    if (MoveOf(n) == Move::kRemeasure && IsEvaluated(n)) {
+      ++last_looks[CompanionKey(n).value_or("") + n.CandidateKey()];
+    }
     if (MoveOf(n) != Move::kPair || !IsEvaluated(n)) continue;
     ASSERT_TRUE(CompanionKey(n).has_value());
     pairs.insert(std::minmax(n.CandidateKey(), *CompanionKey(n)));
     EXPECT_EQ(n.overlay.size(), 2u) << n.CandidateKey();  // both applied
   }
   EXPECT_EQ(pairs.size(), 6u);
-  EXPECT_EQ(last_looks, (std::map<std::string, int>{{"a.a", kMaxRemeasures},
-                                                    {"b.b", kMaxRemeasures},
-                                                    {"c.c", kMaxRemeasures},
-                                                    {"d.d", kMaxRemeasures}}));
+  EXPECT_EQ(last_looks.size(), 4u + 6u);
+  for (const auto& [key, looks] : last_looks) EXPECT_EQ(looks, kMaxRemeasures) << key;
+  EXPECT_EQ(last_looks.count("a.a"), 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest, ::testing::Values(12, 40));
+INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest, ::testing::Values(12, 60));
 
 // An accuracy trap with its fix: fast.x (+50%) breaks the check unless fix.f (-3% alone) is
 // on too. One at a time, neither is ever kept; the pair is, as one change, and the handed state
@@ -674,6 +706,42 @@ TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
   EXPECT_GT(r->evaluated, 2);
 }
 
+// A hidden pair under ±20% noise: a.a and b.b each cost 0.5% alone and gain 3% together, which
+// one A/B of the pair cannot tell from nothing. Measured again, the pair stays a pair: the
+// companion goes with it (before, a re-measure of a pair measured its own side alone).
+TEST(MovesLoopTest, APairMeasuredAgainIsStillAPair) {
+  Rig rig;
+  rig.spec.search.max_nodes = 40;
+  rig.spec.actions = {Env("a.a", "A", "1", {}, 1.2), Env("b.b", "B", "1", {}, 1.2)};
+  rig.target.bench = [](const RunContext& ctx, int call) {
+    Measurement m;
+    m.step.duration_s = 1;
+    m.value = 100 * (0.8 + 0.4 * static_cast<double>((call * 7919 + 13) % 101) / 100);
+    const bool a = ctx.env.count("A") > 0, b = ctx.env.count("B") > 0;
+    *m.value *= a && b ? 1.03 : (a || b ? 0.995 : 1.0);
+    return m;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  int pairs_measured_again = 0;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (MoveOf(n) != Move::kRemeasure || !IsEvaluated(n)) continue;
+    const Node& from = rig.store.nodes.at(n.critic.requeued_from);
+    EXPECT_EQ(CompanionKey(n), CompanionKey(from)) << "#" << id << " re-measures #" << from.id;
+    EXPECT_EQ(n.CandidateKey(), from.CandidateKey());
+    if (!CompanionKey(from)) continue;
+    ++pairs_measured_again;
+    EXPECT_EQ(n.overlay.count("A") + n.overlay.count("B"), 2u) << "#" << id << " " << n.diagnosis;
+  }
+  EXPECT_GT(pairs_measured_again, 0);
+  // Each look at the pair is one node: a pair is never re-measured twice at one depth.
+  std::map<NodeId, int> looks_at;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (MoveOf(n) == Move::kRemeasure) ++looks_at[n.critic.requeued_from];
+  }
+  for (const auto& [from, looks] : looks_at) EXPECT_EQ(looks, 1) << "#" << from;
+}
+
 // Drops: a change kept on the path, taken back out, the latest keep first; only a change that
 // is an environment overlay alone, whose variables no other applied change sets, and that no
 // applied change requires. A kept drop takes its change off the path.
@@ -748,6 +816,95 @@ TEST(MovesTest, DropsTakeBackEnvironmentChangesNoOtherChangeDependsOn) {
 // Over the real Orchestrator and fakes: cheap.flag pays ×1.2 alone but costs once big.win is
 // on (an antagonistic pair the profile cannot show); with the budget left, the drop takes it
 // back out, and the campaign hands over big.win alone.
+// Swaps: a candidate in the place of a droppable kept change, when it conflicts with it or
+// crashed with it on the path; never for a crash that came before the change was kept.
+TEST(MovesTest, SwapsPutInWhatAKeptChangeLockedOutOrCrashedWith) {
+  ActionSpec alt = Env("alt.b", "ALT");
+  alt.conflicts = {"alloc.a"};
+  std::vector<ActionSpec> actions = {Env("alloc.a", "A"), alt, Env("x.x", "X"), Env("y.y", "Y"),
+                                     Env("early.e", "E")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node early = MakeNode(2, kRootId, "early.e", "", Outcome::kCrashed, 1);  // before any keep
+  early.critic.rca = "runtime_crash";
+  tree.Upsert(early);
+  Node kept = MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 2);
+  kept.overlay = {{"A", "1"}};
+  tree.Upsert(kept);
+  Node crash = MakeNode(4, 3, "x.x", "", Outcome::kCrashed, 3);
+  crash.critic.rca = "runtime_crash";
+  tree.Upsert(crash);
+  Node slow = MakeNode(5, 3, "y.y", "", Outcome::kReverted, 4);
+  slow.critic.rca = "no_gain";
+  tree.Upsert(slow);
+  auto swaps = [&] {
+    std::vector<std::string> out;
+    for (const Requeue& q : Swaps(tree, catalog, 3)) {
+      EXPECT_EQ(q.move, Move::kDrop);
+      out.push_back(q.with.value_or("?") + " for " + q.key);
+    }
+    return out;
+  };
+  EXPECT_EQ(swaps(), (std::vector<std::string>{"alt.b for alloc.a", "x.x for alloc.a"}));
+  // Waiting at the incumbent: not offered again. It applies its companion and removes the
+  // change; kept, the path has the companion and not the change.
+  Node waiting = MakeNode(6, 3, "alloc.a", "", Outcome::kPending, 0);
+  waiting.critic.flags = {MoveFlag(Move::kDrop), DropFlag("alloc.a"), CompanionFlag("alt.b")};
+  tree.Upsert(waiting);
+  EXPECT_EQ(swaps(), std::vector<std::string>{"x.x for alloc.a"});
+  EXPECT_EQ(AppliedKeys(waiting), (std::vector<std::string>{"alt.b", "alt.b"}));
+  EXPECT_EQ(RemovedKeys(waiting), (std::vector<std::string>{"alloc.a", "alloc.a"}));
+  // A swap is not a drop of the change: the plain drop is still offered.
+  std::vector<Requeue> drops = Drops(tree, catalog, 3);
+  ASSERT_EQ(drops.size(), 1u);
+  EXPECT_FALSE(drops[0].with.has_value());
+  waiting.outcome = Outcome::kKept;
+  waiting.step = Step::kDone;
+  waiting.seq = 6;
+  tree.Upsert(waiting);
+  EXPECT_EQ(tree.AppliedActions(6), (std::set<std::string>{"alt.b"}));
+}
+
+// x.x (+30%) crashes whenever a.a (+10%, the higher prior: kept first) is on. One change at a
+// time never gets x.x; with budget left, x.x is swapped in for a.a, and the swap is kept.
+class SwapLoopTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(SwapLoopTest, ACandidateThatCrashesWithAKeptChangeIsSwappedInForIt) {
+  Rig rig;
+  rig.spec.search.parallel = GetParam();  // 2: the swap is implemented in a parallel batch
+  rig.spec.actions = {Env("a.a", "A", "1", {}, 1.5), Env("x.x", "X", "1", {}, 1.2)};
+  rig.spec.search.max_nodes = 12;
+  rig.target.bench = [](const RunContext& ctx, int) {
+    Measurement m;
+    const bool a = ctx.env.count("A") > 0, x = ctx.env.count("X") > 0;
+    if (a && x) {
+      m.step.kind = ExitKind::kSignaled;
+      m.step.signal = 6;
+      return m;
+    }
+    m.value = 100 * (a ? 1.1 : 1.0) * (x ? 1.3 : 1.0);
+    return m;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Node* swap = nullptr;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (DroppedKey(n) == "a.a" && CompanionKey(n) == "x.x") swap = &n;
+  }
+  ASSERT_NE(swap, nullptr);
+  EXPECT_EQ(swap->outcome, Outcome::kKept) << swap->diagnosis;
+  EXPECT_EQ(swap->overlay.count("A"), 0u);
+  EXPECT_EQ(swap->overlay.count("X"), 1u);
+  Tree tree;
+  for (const auto& [id, n] : rig.store.nodes) tree.Upsert(n);
+  EXPECT_EQ(tree.Incumbent(), swap->id);
+  EXPECT_EQ(rig.ws.branch, swap->commit);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sequential, SwapLoopTest, ::testing::Values(1));
+INSTANTIATE_TEST_SUITE_P(Parallel, SwapLoopTest, ::testing::Values(2));
+
 TEST(MovesLoopTest, AChangeLaterKeepsMadeCostlyIsDroppedAndTheBranchLosesIt) {
   Rig rig;
   ActionSpec cheap = Env("cheap.flag", "CHEAP", "1", {}, 1.5);

@@ -59,6 +59,13 @@ SpecialistResult Orchestrator::Drop(const Node& node) {
   return r;
 }
 
+SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
+                               const std::string& dropped) {
+  SpecialistResult r = specialist->Implement(companion);
+  r.summary = "took " + dropped + " back out of the environment; " + r.summary;
+  return r;
+}
+
 std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
                                                 ActionSpec* copy, bool* missing) {
   *missing = false;
@@ -74,7 +81,10 @@ std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::str
   Node as = node;
   as.action_id = id;
   as.value = value;
-  return MakeTask(as, copy, worktree);
+  Task task = MakeTask(as, copy, worktree);
+  // A swap's companion goes on top of the parent's state without the change it replaces.
+  if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
+  return task;
 }
 
 RunContext Orchestrator::ContextAt(const Node& node, const std::string& worktree,
@@ -136,7 +146,7 @@ Status Orchestrator::StepApply(Node* node) {
     return Finish(node, Outcome::kPruned,
                   "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
   }
-  if (DroppedKey(*node)) return RecordApply(node, Drop(*node));
+  if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
   ActionSpec companion;
   bool missing = false;
   std::optional<Task> first = CompanionTask(*node, worktree_, &companion, &missing);
@@ -145,6 +155,9 @@ Status Orchestrator::StepApply(Node* node) {
         node, Outcome::kPruned,
         "its companion " + CompanionKey(*node).value_or("") + " is no longer in the campaign file",
         "vetoed");
+  }
+  if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
+    return RecordApply(node, ImplementSwap(ports_.specialist, *first, *dropped));
   }
   Task own = MakeTask(*node, action, worktree_);
   SpecialistResult r = first ? ImplementPair(ports_.specialist, *first, std::move(own))

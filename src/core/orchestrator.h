@@ -203,7 +203,8 @@ class Orchestrator {
   Status Redispatch(NodeId id, const std::string& why);
   Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
   // A pair node's companion task (same node, worktree and parent; the companion's action and
-  // value), or nullopt for a plain node. Sets `*missing` when the companion left the catalog.
+  // value; for a swap, on the parent's overlay without the dropped change), or nullopt for a
+  // plain node. Sets `*missing` when the companion left the catalog.
   std::optional<Task> CompanionTask(const Node& node, const std::string& worktree, ActionSpec* copy,
                                     bool* missing);
   // A drop node's implementation (moves.h, Move::kDrop): no specialist, the parent's overlay
@@ -339,5 +340,9 @@ std::string DescribeStep(const StepResult& r);
 // both summaries, durations, usage and proposals; a companion that fails or is skipped is the
 // result, with the companion named in its diagnosis.
 SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Task own);
+// A swap (a drop with a companion, moves.h Swaps): the companion implemented on the parent's
+// state without the change `dropped` (its task's parent overlay).
+SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
+                               const std::string& dropped);
 
 }  // namespace arbor

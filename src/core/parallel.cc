@@ -29,7 +29,7 @@ Status Orchestrator::Launch(NodeId id) {
   auto flight = std::make_unique<InFlight>();
   flight->action = *action;
   flight->task = MakeTask(*node, &flight->action, *wt);
-  if (DroppedKey(*node)) {  // nothing to implement: its overlay is known now
+  if (DroppedKey(*node) && !CompanionKey(*node)) {  // nothing to implement: its overlay is known
     flight->ready = Drop(*node);
     in_flight_[id] = std::move(flight);
     return {};
@@ -41,7 +41,9 @@ Status Orchestrator::Launch(NodeId id) {
   Specialist* specialist = ports_.specialist;
   const Task* task = &flight->task;
   const Task* first = flight->companion_task ? &*flight->companion_task : nullptr;
-  flight->result = std::async(std::launch::async, [specialist, task, first] {
+  const std::optional<std::string> dropped = DroppedKey(*node);  // a swap
+  flight->result = std::async(std::launch::async, [specialist, task, first, dropped] {
+    if (dropped && first) return ImplementSwap(specialist, *first, *dropped);
     return first ? ImplementPair(specialist, *first, *task) : specialist->Implement(*task);
   });
   in_flight_[id] = std::move(flight);

@@ -38,7 +38,13 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     n.created_s = CampaignTime();
     n.critic.requeued_from = q.from;
     n.critic.flags.push_back(MoveFlag(q.move));
-    if (q.with) n.critic.flags.push_back(CompanionFlag(*q.with));
+    if (q.with) {
+      n.critic.flags.push_back(CompanionFlag(*q.with));
+    } else if (std::optional<std::string> with = from != nullptr && q.move == Move::kRemeasure
+                                                     ? CompanionKey(*from)
+                                                     : std::nullopt) {
+      n.critic.flags.push_back(CompanionFlag(*with));  // a pair measured again stays a pair
+    }
     // A drop, or a drop measured again: it takes its change out rather than applying it.
     if (q.move == Move::kDrop || (from != nullptr && DroppedKey(*from))) {
       n.critic.flags.push_back(DropFlag(CandidateKey(n.action_id, n.value)));
@@ -82,8 +88,9 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
     for (Requeue& q : Neighbours(tree_, catalog_, kept.id)) {
       if (!queued.count(CandidateKey(kept.action_id, *q.value))) moves.push_back(std::move(q));
     }
-    // A kept pair: is each side needed? One may be a passenger of the other's gain.
-    if (CompanionKey(kept)) {
+    // A kept pair: is each side needed? One may be a passenger of the other's gain. (Not a
+    // kept swap: the drop of its change was measured, and lost, at the same incumbent.)
+    if (CompanionKey(kept) && !DroppedKey(kept)) {
       for (Requeue& q : Drops(tree_, catalog_, kept.id, kept.id)) moves.push_back(std::move(q));
     }
   }
@@ -121,8 +128,10 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
     moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, /*hopeful_only=*/false);
   }
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, /*only_may_pay=*/false);
-  // Then each change kept on the path, taken back out: the keeps since may have made it cost.
+  // Then each change kept on the path, taken back out: the keeps since may have made it cost;
+  // then swapped for a candidate it locked out (a declared alternative, a crash together).
   if (moves.empty()) moves = Drops(tree_, catalog_, inc->id);
+  if (moves.empty()) moves = Swaps(tree_, catalog_, inc->id);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;

@@ -203,5 +203,53 @@ TEST(IntegrationEnvironment, AKeptChangeThatLaterKeepsMadeCostlyIsDropped) {
   EXPECT_NE(show.out.find("took cheap back out"), std::string::npos) << show.out;
 }
 
+// A swap end to end: `first` (+10%) and `alt` (+30%) are declared alternatives (`conflicts`);
+// first's prior is higher, so it runs first and is kept, which locks alt out. With budget left,
+// first is taken back out (a loss), then alt is tried in its place as one node: kept. The
+// branch's arbor-best.env holds ALT and no FIRST; swapping back under it loses.
+TEST(IntegrationEnvironment, AnAlternativeTheFirstWinnerLockedOutIsSwappedIn) {
+  TempWorkspace ws;
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"swap\"\nworkspace = \".\"\n\n"
+           "[target]\nbuild = \"true\"\n"
+           "bench = '''awk -v f=\"$FIRST\" -v a=\"$ALT\" 'BEGIN { v = 100; "
+           "if (f == 1) v *= 1.1; if (a == 1) v *= 1.3; "
+           "printf \"{\\\"v\\\": %.3f}\\n\", v }' '''\n\n"
+           "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+           "[search]\nmax_nodes = 8\n\n"
+           "[[action]]\nid = \"first\"\nlayer = \"application\"\ncategory = \"alloc\"\n"
+           "speedup = 1.5\napply = { env = { FIRST = \"1\" } }\n\n"
+           "[[action]]\nid = \"alt\"\nlayer = \"application\"\ncategory = \"alloc\"\n"
+           "speedup = 1.2\nconflicts = [\"first\"]\napply = { env = { ALT = \"1\" } }\n");
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 180);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* swap = nullptr;
+  for (const TreeNode& n : nodes) {
+    if (HasFlag(n, "without:first") && HasFlag(n, "with:alt")) swap = &n;
+  }
+  ASSERT_NE(swap, nullptr) << DescribeTree(nodes);
+  EXPECT_EQ(swap->outcome, "kept") << DescribeTree(nodes);
+  EXPECT_TRUE(HasFlag(*swap, "move:drop")) << swap->Key();
+  // first alone is kept before; alt never ran alone (the conflict rules it out on first's path).
+  EXPECT_EQ(KeysWithOutcome(nodes, "kept"), (std::set<std::string>{"first", "alt+-first"}))
+      << DescribeTree(nodes);
+  // Under the swap: alt taken out, and first swapped back in for it, both lose.
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"),
+            (std::set<std::string>{"-first", "-alt", "first+-alt"}))
+      << DescribeTree(nodes);
+  EXPECT_EQ(FindKey(nodes, "alt"), nullptr) << DescribeTree(nodes);
+  ProcResult env = ws.Git({"show", "arbor/swap:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_NE(env.out.find("ALT"), std::string::npos) << env.out;
+  EXPECT_EQ(env.out.find("FIRST"), std::string::npos) << env.out;
+  EXPECT_EQ(ws.Git({"rev-parse", "arbor/swap"}).out, swap->commit + "\n");
+  nlohmann::json status = ws.ArborJson({"status", "--json"});
+  EXPECT_EQ(status["best"].value("node", int64_t{0}), swap->id) << status.dump();
+  ProcResult show = ws.Arbor({"show", std::to_string(swap->id)});
+  EXPECT_NE(show.out.find("took first back out"), std::string::npos) << show.out;
+}
+
 }  // namespace
 }  // namespace arbor::integration
