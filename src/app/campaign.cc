@@ -35,6 +35,7 @@
 #include "core/orchestrator.h"
 #include "exec/git_workspace.h"
 #include "exec/runner.h"
+#include "exec/watchdog.h"
 #include "specialists/builtin.h"
 #include "store/kb_store.h"
 #include "store/sqlite_store.h"
@@ -202,6 +203,11 @@ Result<int> RunCampaign(const RunOptions& options) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // What the commands start dies with this process, however it ends (a kill -9 included).
+  if (Status w = StartWatchdog(); !w.ok()) {
+    std::fprintf(stderr, "arbor: %s: after a kill -9 the next run cleans up instead\n",
+                 w.error().message.c_str());
+  }
   const bool slurm = spec.executor.kind == ExecutorSpec::Kind::kSlurm;
   const std::string job_name = slurm ? SlurmJobName(spec.name, paths.state_dir) : "";
   // Leftovers of a killed run (a coding agent outlives its shell) must not write into the
@@ -345,5 +351,7 @@ Result<std::string> InitCommand(const std::string& file, bool force) {
   return "wrote " + file +
          ": edit the [target] commands and the [[action]] list, then `arbor run`\n";
 }
+
+int WatchdogProcess() { return WatchdogMain(3); }
 
 }  // namespace arbor

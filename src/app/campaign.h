@@ -27,6 +27,9 @@ struct RunOptions {
 // Loads the campaign file; errors carry kExitConfig.
 Result<CampaignSpec> LoadSpec(const std::string& file);
 Result<int> RunCampaign(const RunOptions& options);
+// `arbor __watchdog` (not a user's verb): the process a campaign run starts so that what its
+// commands started dies with it, even after a kill -9 (exec/watchdog.h). Reads fd 3.
+int WatchdogProcess();
 
 enum class TreeFormat { kAscii, kJson, kDot };
 struct ViewOptions {

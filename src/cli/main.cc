@@ -87,6 +87,7 @@ class KbCli {
 };
 
 int Main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "__watchdog") return WatchdogProcess();
   CLI::App app{"Arbor: autonomous performance-optimization campaigns as a scored tree search"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "arbor 0.1.0");

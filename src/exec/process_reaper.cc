@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "exec/runner.h"
+#include "exec/watchdog.h"
 
 namespace arbor::internal {
 namespace {
@@ -115,8 +116,10 @@ std::vector<const ProcInfo*> Attribute(const std::vector<ProcInfo>& procs, pid_t
     return nullptr;
   };
   std::vector<const ProcInfo*> out;
+  const pid_t watchdog =
+      arbor::internal::WatchdogPid();  // our child, but no command's (exec/watchdog.h)
   for (const ProcInfo& p : procs) {
-    if (p.pid == self || p.pid == main_pid) continue;
+    if (p.pid == self || p.pid == main_pid || p.pid == watchdog) continue;
     if (main_pid > 0 && (p.sid == main_pid || p.pgid == main_pid)) {
       out.push_back(&p);
       continue;
@@ -197,6 +200,7 @@ void RegisterRunLocked(pid_t main_pid) {
   ProcInfo p;
   // The child cannot be reaped before we wait for it, so its stat is always readable.
   LiveRuns()[main_pid] = StatOf(main_pid, &p) ? p.start_ticks : 0;
+  arbor::internal::WatchdogTrack(main_pid);
   for (std::atomic<pid_t>& slot : g_signal_slots) {
     pid_t empty = 0;
     if (slot.compare_exchange_strong(empty, main_pid)) break;
@@ -205,6 +209,7 @@ void RegisterRunLocked(pid_t main_pid) {
 
 void UnregisterRunLocked(pid_t main_pid) {
   LiveRuns().erase(main_pid);
+  arbor::internal::WatchdogForget(main_pid);
   for (std::atomic<pid_t>& slot : g_signal_slots) {
     pid_t mine = main_pid;
     if (slot.compare_exchange_strong(mine, 0)) break;

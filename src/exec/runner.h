@@ -80,8 +80,9 @@ int KillOrphans();
 
 // For a signal handler that ends the process at once (async-signal-safe: no lock, no
 // allocation): SIGKILL to the process group of every command running now. What a command
-// moved out of its group (a double-forked daemon, a `setsid` child) is not reached; the next
-// run's KillProcessesWithin sweep is (docs/robustness.md).
+// moved out of its group (a double-forked daemon, a `setsid` child) is not reached: the
+// watchdog (watchdog.h) kills what stayed in the command's session once Arbor is gone, the
+// next run's KillProcessesWithin sweep the rest (docs/reliability.md).
 void KillRunningCommandsFromSignal();
 
 // "" when RunSpec::max_processes can be enforced on this machine, else a one-line reason (for

@@ -1,6 +1,7 @@
 // `arbor stop` (docs/cli.md): stops a running campaign after its current step (or at once when
 // the step outlasts --timeout), and the campaign continues to the same answer afterwards.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "campaign_checks.h"
@@ -8,6 +9,13 @@
 
 namespace arbor::integration {
 namespace {
+
+// Whether `pid` is a live process (a zombie, reparented and not yet reaped, is dead).
+bool Alive(pid_t pid) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -63,6 +71,42 @@ TEST(IntegrationStop, StopsAfterTheCurrentStepAndTheCampaignContinuesToTheSameAn
 // A step that outlasts --timeout: a second SIGTERM makes the run leave at once, killing the
 // step's processes first (nothing Arbor started outlives it), and `arbor run` replays the step
 // and reaches the answer of an uninterrupted run.
+// A kill -9 of Arbor in the middle of a benchmark: the benchmark's shell dies with it
+// (PR_SET_PDEATHSIG), and so, through the watchdog, do its children — one still a child of the
+// shell, one an orphan Arbor had adopted — within a few seconds, before any next run.
+TEST(IntegrationStop, AKill9OfArborTakesWhatItsCommandsStartedWithIt) {
+  TempWorkspace ws;
+  const std::string marker = ws.aux() + "/started";
+  ws.Write("bench.sh", "sleep 3211.5 & echo $! > '" + marker +
+                           ".child'\n"
+                           "(sleep 3212.5 & echo $! > '" +
+                           marker +
+                           ".orphan')\n"
+                           "touch '" +
+                           marker + "'; wait\n");
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"k9\"\nseed = 1\n"
+           "[target]\nbuild = \"true\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
+           "[metric]\nsource = \"json:v\"\nrepetitions = 3\n[search]\nmax_nodes = 2\n"
+           "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
+           "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n");
+  ws.CommitAll();
+  auto run = ws.StartArbor({"run", "arbor.toml", "--quiet"});
+  for (int i = 0; i < 3000 && access(marker.c_str(), F_OK) != 0; ++i) usleep(100 * 1000);
+  ASSERT_EQ(access(marker.c_str(), F_OK), 0) << "the benchmark never started";
+  run->Signal(SIGKILL);
+  EXPECT_EQ(run->Wait(60).signal, SIGKILL);
+  for (const char* which : {".child", ".orphan"}) {
+    const std::string text = ReadFile(marker + which);
+    ASSERT_FALSE(text.empty()) << "the benchmark wrote no pid for " << which;
+    const pid_t pid = static_cast<pid_t>(std::stol(text));
+    auto alive = [pid] { return Alive(pid); };
+    for (int i = 0; i < 100 && alive(); ++i) usleep(50 * 1000);
+    EXPECT_FALSE(alive()) << "the benchmark's " << which << " " << pid << " outlived arbor";
+    if (alive()) kill(pid, SIGKILL);
+  }
+}
+
 TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
   auto write = [](TempWorkspace* ws, const std::string& marker) {
     // The hanging benchmark's own child records its pid next to the marker.
@@ -104,11 +148,7 @@ TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
   std::string pid_text = ReadFile(marker + ".pid");
   ASSERT_FALSE(pid_text.empty()) << "the hanging benchmark wrote no pid";
   const pid_t sleeper = static_cast<pid_t>(std::stol(pid_text));
-  auto alive = [sleeper] {
-    std::string stat = ReadFile("/proc/" + std::to_string(sleeper) + "/stat");
-    size_t close = stat.rfind(')');
-    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-  };
+  auto alive = [sleeper] { return Alive(sleeper); };
   for (int i = 0; i < 100 && alive(); ++i) usleep(50 * 1000);
   EXPECT_FALSE(alive()) << "the benchmark's child " << sleeper << " outlived arbor";
   ProcResult resumed = ws.Arbor({"run", "arbor.toml", "--quiet"});

@@ -1,0 +1,61 @@
+// The watchdog's loop (watchdog.h) over real processes; the whole path through the arbor
+// binary and a kill -9 is IntegrationStop.AKill9OfArborTakesWhatItsCommandsStartedWithIt.
+#include "exec/watchdog.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace arbor {
+namespace {
+
+// A shell in a session of its own whose child sleeps; returns the shell's pid (== its sid).
+pid_t StartSession() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    execl("/bin/sh", "sh", "-c", "sleep 3301.5 & wait", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+bool SessionAlive(pid_t sid) {
+  // The shell may be our zombie: look at the session's live members in /proc via kill(-sid).
+  return kill(-sid, 0) == 0;
+}
+
+TEST(WatchdogTest, WhenItsPeerClosesItKillsTheSessionsItWasToldOfAndNoOther) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);  // not the shells'
+  const pid_t tracked = StartSession();
+  const pid_t forgotten = StartSession();
+  const pid_t dog = fork();
+  if (dog == 0) {
+    close(fds[1]);
+    _exit(WatchdogMain(fds[0]));
+  }
+  close(fds[0]);
+  const std::string lines = "+" + std::to_string(tracked) + "\n+" + std::to_string(forgotten) +
+                            "\n-" + std::to_string(forgotten) + "\n";
+  ASSERT_EQ(write(fds[1], lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  usleep(100 * 1000);
+  EXPECT_TRUE(SessionAlive(tracked));  // nothing happens while the peer is open
+  close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(dog, &status, 0), dog);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  waitpid(tracked, nullptr, 0);  // the shell, killed: reap it so only its child could remain
+  for (int i = 0; i < 100 && SessionAlive(tracked); ++i) usleep(20 * 1000);
+  EXPECT_FALSE(SessionAlive(tracked)) << "the tracked session's sleep outlived the watchdog";
+  EXPECT_TRUE(SessionAlive(forgotten)) << "a session the watchdog was told to forget was killed";
+  kill(-forgotten, SIGKILL);
+  waitpid(forgotten, nullptr, 0);
+}
+
+}  // namespace
+}  // namespace arbor
