@@ -28,6 +28,26 @@ std::string EscapeControlChars(std::string_view s) {
   return out;
 }
 
+std::vector<std::string> VisibleTail(std::string_view text, size_t max_lines, size_t max_bytes) {
+  const bool cut = text.size() > max_bytes;
+  if (cut) text.remove_prefix(text.size() - max_bytes);
+  std::vector<std::string> lines;
+  if (text.empty()) return lines;
+  if (text.back() == '\n') text.remove_suffix(1);
+  // Walk back from the end so only the lines shown are escaped.
+  size_t end = text.size();
+  while (lines.size() < max_lines) {
+    size_t nl = end == 0 ? std::string_view::npos : text.rfind('\n', end - 1);
+    size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    std::string line = EscapeControlChars(text.substr(begin, end - begin));
+    lines.push_back(begin == 0 && cut ? "..." + line : line);
+    if (begin == 0) break;
+    end = nl;
+  }
+  std::reverse(lines.begin(), lines.end());
+  return lines;
+}
+
 std::string JsonEscape(std::string_view bytes, std::string_view digits, JsonSlash slash) {
   std::string out;
   for (char c : bytes) {
