@@ -170,6 +170,22 @@ Result<CampaignSpec> LoadSpec(const std::string& file) {
   return spec;
 }
 
+Status CheckProcessLimit(const CampaignSpec& spec) {
+  if (std::string problem = ProcessLimitProblem(); spec.target.max_processes && !problem.empty()) {
+    return MakeError(spec.file + ": [target] max_processes cannot be enforced here: " + problem,
+                     kExitConfig);
+  }
+  return {};
+}
+
+void HandleStopSignals(void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
 Result<int> RunCampaign(const RunOptions& options) {
   auto loaded = LoadSpec(options.file);
   if (!loaded.ok()) return loaded.error();
@@ -178,10 +194,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   if (options.max_time_s) spec.search.max_time_s = *options.max_time_s;
   if (options.no_critic) spec.critic.enabled = false;
   CampaignPaths paths = PathsFor(spec);
-  if (std::string problem = ProcessLimitProblem(); spec.target.max_processes && !problem.empty()) {
-    return MakeError(spec.file + ": [target] max_processes cannot be enforced here: " + problem,
-                     kExitConfig);
-  }
+  ARBOR_TRY(CheckProcessLimit(spec));
 
   GitWorkspace workspace(spec.workspace, spec.name);
   auto base = workspace.Open();  // validates the repository before anything is written
@@ -198,11 +211,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   ARBOR_TRY(lock.Acquire(paths.lock));
   // From here on the lock names this process, so `arbor stop` may signal it: a signal that
   // arrives before the Orchestrator exists stops it before its first step.
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  HandleStopSignals(OnSignal);
   // What the commands start dies with this process, however it ends (a kill -9 included).
   if (Status w = StartWatchdog(); !w.ok()) {
     std::fprintf(stderr, "arbor: %s: after a kill -9 the next run cleans up instead\n",

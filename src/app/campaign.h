@@ -26,6 +26,10 @@ struct RunOptions {
 
 // Loads the campaign file; errors carry kExitConfig.
 Result<CampaignSpec> LoadSpec(const std::string& file);
+// An Error (kExitConfig) when [target] max_processes is set and cannot be enforced here.
+Status CheckProcessLimit(const CampaignSpec& spec);
+// Sends SIGINT and SIGTERM to `handler` from now on.
+void HandleStopSignals(void (*handler)(int));
 Result<int> RunCampaign(const RunOptions& options);
 // `arbor __watchdog` (not a user's verb): the process a campaign run starts so that what its
 // commands started dies with it, even after a kill -9 (exec/watchdog.h). Reads fd 3.
