@@ -12,6 +12,7 @@
 #include "app/kb_commands.h"
 #include "app/report.h"
 #include "app/stop.h"
+#include "app/try.h"
 #include "arbor/exit_codes.h"
 #include "util/duration.h"
 
@@ -114,6 +115,13 @@ int Main(int argc, char** argv) {
     cmd->add_flag("--no-kb", run_opts.no_kb,
                   "neither read priors from nor record lessons to the knowledge base");
   };
+  TryOptions try_opts;
+  auto* try_cmd = app.add_subcommand(
+      "try", "build, check, bench and profile the unmodified workspace once; stores nothing");
+  try_cmd->add_option("file", try_opts.file, "campaign file (default arbor.toml)");
+  try_cmd->add_option("--runs", try_opts.runs, "benchmark runs (default 3)")
+      ->check(CLI::PositiveNumber);
+
   auto* run = app.add_subcommand("run", "start a campaign or continue it where it stopped");
   add_run_options(run);
   auto* resume = app.add_subcommand("resume", "continue an existing campaign");
@@ -171,6 +179,11 @@ int Main(int argc, char** argv) {
   }
 
   if (*init) return Print(InitCommand(file, force));
+  if (*try_cmd) {
+    auto r = TryCommand(try_opts, stdout);
+    if (!r.ok()) return Print(r.error());
+    return *r;
+  }
   if (*run || *resume) {
     run_opts.resume_only = resume->parsed();
     if (max_nodes > 0) run_opts.max_nodes = max_nodes;
