@@ -357,8 +357,11 @@ Result<std::string> InitCommand(const std::string& file, bool force) {
   std::ofstream out(file, std::ios::trunc);
   out << CampaignTemplate(clean);
   if (!out) return MakeError("cannot write " + file, kExitState);
-  return "wrote " + file +
-         ": edit the [target] commands and the [[action]] list, then `arbor run`\n";
+  return "wrote " + file + ": next steps\n" +
+         "  1. edit the [target] commands, the [metric] and the [[action]] list\n" +
+         "  2. arbor try    runs each command once as a campaign would, shows what it printed\n" +
+         "                 and the metric read from it, and stores nothing\n" +
+         "  3. arbor run    once `arbor try` says ready\n";
 }
 
 int WatchdogProcess() { return WatchdogMain(3); }

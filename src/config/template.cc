@@ -15,6 +15,9 @@ constexpr std::string_view kTemplate =
 # Durations: "250ms", "90s", "10m", "2h", "1h30m" or a number of seconds.
 # Sizes: "512M", "2G" or a number of megabytes. Relative paths are relative to this file.
 # Unknown keys are errors, so a typo never silently falls back to a default.
+# Once the commands are filled in, run `arbor try`: it builds, checks, benchmarks and profiles
+# the workspace once as a campaign would, prints what each command printed and the metric read
+# from it, and stores nothing. When it says "ready", `arbor run` starts the campaign.
 
 [campaign]
 name = "@NAME@"               # letters, digits, . _ - : branch arbor/<name>, state in .arbor/<name>/

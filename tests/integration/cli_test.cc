@@ -52,6 +52,9 @@ TEST(IntegrationCli, InitWritesATemplateThatParses) {
   ASSERT_EQ(init.exit_code, 0) << init.Describe();
   std::string text = ReadFile(ws.repo() + "/arbor.toml");
   ASSERT_FALSE(text.empty());
+  // A newcomer is sent to `arbor try` first, by the printed steps and by the template.
+  EXPECT_LT(init.out.find("arbor try"), init.out.find("arbor run")) << init.out;
+  EXPECT_NE(text.find("run `arbor try`"), std::string::npos);
   // It parses: status finds no campaign state (4), not a campaign file error (3).
   ProcResult status = ws.Arbor({"status"});
   EXPECT_EQ(status.exit_code, 4) << status.Describe();
@@ -71,6 +74,7 @@ TEST(IntegrationCli, UsageErrorsExitTwo) {
   TempWorkspace ws;
   EXPECT_EQ(ws.Arbor({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(ws.Arbor({"run", "--no-such-option"}).exit_code, 2);
+  EXPECT_EQ(ws.Arbor({"try", "--runs", "0"}).exit_code, 2);
 }
 
 TEST(IntegrationCli, MissingCampaignFileIsAConfigError) {
