@@ -46,6 +46,9 @@ class TryCheckout {
   TryCheckout& operator=(const TryCheckout&) = delete;
   ~TryCheckout() {
     if (dir_.empty()) return;
+    // Nothing a command left running may write into the checkout while it goes, or outlive try.
+    KillOrphans();
+    KillProcessesWithin(dir_);
     if (!worktree_.empty())
       (void)RunGitCli("worktree remove --force " + ShellQuote(worktree_), repo_);
     std::error_code ec;
@@ -102,9 +105,9 @@ std::string Ending(const StepResult& s) {
     case ExitKind::kSignaled:
       return "killed by signal " + std::to_string(s.signal) + " (" + strsignal(s.signal) + ")";
     case ExitKind::kTimedOut:
-      return "timed out (" + s.detail + "), its process group killed";
+      return "timed out (" + EscapeControlChars(s.detail) + "), its process group killed";
     case ExitKind::kSpawnError:
-      return "could not start: " + s.detail;
+      return "could not start: " + EscapeControlChars(s.detail);
   }
   return "?";
 }
@@ -117,9 +120,9 @@ class TryPrinter {
     std::fprintf(out_, "%s\n", text.c_str());
     std::fflush(out_);
   }
-  // `text` scrubbed and escaped, `max_lines` at most, each indented under `title`.
-  void Tail(const std::string& title, const std::string& text, size_t max_lines = kTailLines) {
-    std::vector<std::string> lines = VisibleTail(scrubber_.Scrub(text), max_lines, kTailBytes);
+  // The end of `text` scrubbed and escaped, each line indented under `title`.
+  void Tail(const std::string& title, const std::string& text) {
+    std::vector<std::string> lines = VisibleTail(scrubber_.Scrub(text), kTailLines, kTailBytes);
     if (lines.empty()) return Line("  " + title + ": (empty)");
     Line("  " + title + " (last " + std::to_string(lines.size()) + " lines):");
     for (const std::string& l : lines) Line("    | " + l);
@@ -128,8 +131,9 @@ class TryPrinter {
     Line("");
     Line("== " + title + ": " + EscapeControlChars(scrubber_.Scrub(command)));
     Line("  " + Ending(s) + " after " + FormatDouble(s.duration_s, 3) + "s");
-    Tail("stdout", ReadTail(s.log_dir + "/stdout", kTailBytes));
-    Tail("stderr", ReadTail(s.log_dir + "/stderr", kTailBytes));
+    // One byte more than is shown, so VisibleTail knows when it cuts a line.
+    Tail("stdout", ReadTail(s.log_dir + "/stdout", kTailBytes + 1));
+    Tail("stderr", ReadTail(s.log_dir + "/stderr", kTailBytes + 1));
   }
   std::string Scrub(const std::string& text) const { return scrubber_.Scrub(text); }
 
@@ -247,7 +251,7 @@ Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
   HandleStopSignals(OnTrySignal);
   p.Line("arbor try: campaign '" + spec.name + "', commit " + checkout.commit().substr(0, 12) +
          " of " + spec.workspace + ", " + std::to_string(options.runs) +
-         " benchmark runs; nothing is stored");
+         (options.runs == 1 ? " benchmark run" : " benchmark runs") + "; nothing is stored");
   NoteUncommitted(p, spec.workspace);
 
   CommandTarget target(&spec, checkout.runs());
@@ -319,7 +323,6 @@ Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
     }
     PrintTargets(p, spec, profile ? &*profile : nullptr);
   }
-  KillOrphans();
   p.Line("");
   if (!problems.empty()) {
     p.Line("not ready: " + Join(problems, "; ") + " (exit " + std::to_string(kExitBaseline) +
