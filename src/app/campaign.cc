@@ -184,6 +184,11 @@ void HandleStopSignals(void (*handler)(int)) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // What the commands start dies with this process, however it ends (a kill -9 included).
+  if (Status w = StartWatchdog(); !w.ok()) {
+    std::fprintf(stderr, "arbor: %s: after a kill -9 the next run cleans up instead\n",
+                 w.error().message.c_str());
+  }
 }
 
 Result<int> RunCampaign(const RunOptions& options) {
@@ -212,11 +217,6 @@ Result<int> RunCampaign(const RunOptions& options) {
   // From here on the lock names this process, so `arbor stop` may signal it: a signal that
   // arrives before the Orchestrator exists stops it before its first step.
   HandleStopSignals(OnSignal);
-  // What the commands start dies with this process, however it ends (a kill -9 included).
-  if (Status w = StartWatchdog(); !w.ok()) {
-    std::fprintf(stderr, "arbor: %s: after a kill -9 the next run cleans up instead\n",
-                 w.error().message.c_str());
-  }
   const bool slurm = spec.executor.kind == ExecutorSpec::Kind::kSlurm;
   const std::string job_name = slurm ? SlurmJobName(spec.name, paths.state_dir) : "";
   // Leftovers of a killed run (a coding agent outlives its shell) must not write into the

@@ -28,7 +28,8 @@ struct RunOptions {
 Result<CampaignSpec> LoadSpec(const std::string& file);
 // An Error (kExitConfig) when [target] max_processes is set and cannot be enforced here.
 Status CheckProcessLimit(const CampaignSpec& spec);
-// Sends SIGINT and SIGTERM to `handler` from now on.
+// Sends SIGINT and SIGTERM to `handler` from now on, and starts the watchdog (exec/watchdog.h):
+// what the commands of this process start dies with it, a kill -9 included.
 void HandleStopSignals(void (*handler)(int));
 Result<int> RunCampaign(const RunOptions& options);
 // `arbor __watchdog` (not a user's verb): the process a campaign run starts so that what its
