@@ -76,6 +76,15 @@ Status StartWatchdog() {
   static std::once_flag once;
   static Status started;
   std::call_once(once, [] {
+    // The binary's path now: exec'ing "/proc/self/exe" would find a tool's (valgrind's) image.
+    char exe[4096];
+    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+      started = MakeError(std::string("watchdog: cannot tell this binary's path: ") +
+                          std::strerror(errno));
+      return;
+    }
+    exe[len] = '\0';
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
       started = MakeError(std::string("watchdog: socketpair: ") + std::strerror(errno));
@@ -104,7 +113,8 @@ Status StartWatchdog() {
       } else {
         dup2(fds[0], 3);  // without close-on-exec
       }
-      execl("/proc/self/exe", "arbor", "__watchdog", static_cast<char*>(nullptr));
+      close_range(4, ~0U, 0);  // nothing else of Arbor's (an events file, a socket) stays open
+      execl(exe, "arbor", "__watchdog", static_cast<char*>(nullptr));
       _exit(127);
     }
     close(fds[0]);
