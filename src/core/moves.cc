@@ -340,7 +340,8 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
   // Re-tune: the other values of parameters kept on the path, from the last keep of each.
   std::map<std::string, const Node*> last_kept;
   for (const Node* n : path) {
-    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty()) {
+    // Not a drop or swap: its own candidate is the change it took out.
+    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty() && !DroppedKey(*n)) {
       last_kept[n->action_id] = n;
     }
   }
@@ -718,14 +719,26 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
   }
   std::map<std::string, Eligibility> without;  // each change's: the path without it
   for (const Droppable& d : droppable) without.try_emplace(d.key, tree, catalog, incumbent, d.key);
+  // A swap kept on the path is not undone by the swap back: that comparison was made.
+  std::set<std::pair<std::string, std::string>> made;  // {put in, taken out}
+  for (const Node* p : tree.Path(incumbent)) {
+    std::optional<std::string> out = DroppedKey(*p);
+    std::optional<std::string> in = CompanionKey(*p);
+    if (p->outcome == Outcome::kKept && out && in) made.insert({*in, *out});
+  }
+  // One swap per change at a time (the next batch sees its result): two alternatives for one
+  // change in one parallel batch would land on each other once the first is kept.
+  std::set<std::string> swapped;
   std::vector<Requeue> out;
   auto take = [&](const std::string& in, const Droppable& d, NodeId from, const std::string& why) {
     const std::string in_id = SplitCandidateKey(in).first;
     if (in_id == SplitCandidateKey(d.key).first) return;  // another value: a re-tune's work
     const Eligibility& e = without.at(d.key);
-    if (e.Applied(in_id) || !e.Fits(in_id) || !tried.insert({d.key, in}).second) {
+    if (swapped.count(d.key) || made.count({d.key, in}) || e.Applied(in_id) || !e.Fits(in_id) ||
+        !tried.insert({d.key, in}).second) {
       return;
     }
+    swapped.insert(d.key);
     Requeue q;
     q.from = from;
     q.key = d.key;
@@ -744,7 +757,7 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
       if (std::find(mine.begin(), mine.end(), kept->id) != mine.end() ||
           std::find(kept->conflicts.begin(), kept->conflicts.end(), c.action->id) !=
               kept->conflicts.end()) {
-        take(c.key, d, kNoNode, c.key + " conflicts with it: the alternative, measured");
+        take(c.key, d, d.kept->id, c.key + " conflicts with it: the alternative, measured");
       }
     }
   }

@@ -46,8 +46,16 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
       n.critic.flags.push_back(CompanionFlag(*with));  // a pair measured again stays a pair
     }
     // A drop, or a drop measured again: it takes its change out rather than applying it.
-    if (q.move == Move::kDrop || (from != nullptr && DroppedKey(*from))) {
+    if (q.move == Move::kDrop ||
+        (q.move == Move::kRemeasure && from != nullptr && DroppedKey(*from))) {
       n.critic.flags.push_back(DropFlag(CandidateKey(n.action_id, n.value)));
+    }
+    // A swap is its companion's kind of change: its crashes count against that category.
+    if (q.move == Move::kDrop && q.with) {
+      if (const ActionSpec* in = catalog_.FindAction(SplitCandidateKey(*q.with).first)) {
+        n.category = in->category;
+        n.layer = in->layer;
+      }
     }
     n.diagnosis = "re-queued: " + q.reason;
     out.push_back(n);

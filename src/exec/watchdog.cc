@@ -42,7 +42,9 @@ void Send(char sign, pid_t pid) {
   while (n > 0) buf[len++] = digits[--n];
   buf[len++] = '\n';
   // One short write on a stream socket; MSG_NOSIGNAL: a dead watchdog is no reason to die.
-  while (send(fd, buf, static_cast<size_t>(len), MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  // MSG_DONTWAIT: a stopped watchdog (SIGSTOP, a debugger) must not block command starts.
+  while (send(fd, buf, static_cast<size_t>(len), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+         errno == EINTR) {
   }
 }
 
@@ -90,6 +92,19 @@ Status StartWatchdog() {
       started = MakeError(std::string("watchdog: socketpair: ") + std::strerror(errno));
       return;
     }
+    // Above the standard descriptors (Arbor may have started with one closed), which the
+    // child replaces with /dev/null.
+    for (int& fd : fds) {
+      if (fd <= 3) {
+        const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+        close(fd);
+        fd = moved;
+      }
+    }
+    if (fds[0] < 0 || fds[1] < 0) {
+      started = MakeError(std::string("watchdog: fcntl: ") + std::strerror(errno));
+      return;
+    }
     // Under the registry lock: a concurrent sweep never sees the new child unexempted.
     auto lock = internal::LockRegistry();
     const pid_t pid = fork();
@@ -108,12 +123,13 @@ Status StartWatchdog() {
         dup2(null, 1);
         dup2(null, 2);
       }
-      if (fds[0] == 3) {
-        fcntl(3, F_SETFD, 0);
-      } else {
-        dup2(fds[0], 3);  // without close-on-exec
+      dup2(fds[0], 3);  // without close-on-exec (fds[0] > 3)
+      // Nothing else of Arbor's (an events file, a socket) stays open; a kernel without
+      // close_range (before 5.9) gets the loop.
+      if (close_range(4, ~0U, 0) != 0) {
+        for (int fd = 4; fd < 4096; ++fd) close(fd);
       }
-      close_range(4, ~0U, 0);  // nothing else of Arbor's (an events file, a socket) stays open
+      if (chdir("/") != 0) _exit(127);  // nor its working directory busy
       execl(exe, "arbor", "__watchdog", static_cast<char*>(nullptr));
       _exit(127);
     }
