@@ -66,6 +66,12 @@ struct Rig {
     }
     return out;
   }
+  // The tree the run stored (the Orchestrator's own is gone with it).
+  Tree StoredTree() const {
+    Tree tree;
+    for (const auto& [id, n] : store.nodes) tree.Upsert(n);
+    return tree;
+  }
   int Events(const std::string& kind) const {
     int n = 0;
     for (const auto& e : store.events()) n += e.kind == kind;
