@@ -38,17 +38,18 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     n.created_s = CampaignTime();
     n.critic.requeued_from = q.from;
     n.critic.flags.push_back(MoveFlag(q.move));
-    if (q.with) {
-      n.critic.flags.push_back(CompanionFlag(*q.with));
-    } else if (std::optional<std::string> with = from != nullptr && q.move == Move::kRemeasure
-                                                     ? CompanionKey(*from)
-                                                     : std::nullopt) {
-      n.critic.flags.push_back(CompanionFlag(*with));  // a pair measured again stays a pair
-    }
-    // A drop, or a drop measured again: it takes its change out rather than applying it.
-    if (q.move == Move::kDrop ||
-        (q.move == Move::kRemeasure && from != nullptr && DroppedKey(*from))) {
+    if (q.with) n.critic.flags.push_back(CompanionFlag(*q.with));
+    // A drop takes its change out rather than applying it.
+    if (q.move == Move::kDrop)
       n.critic.flags.push_back(DropFlag(CandidateKey(n.action_id, n.value)));
+    // A re-measure runs the same node again: a pair stays a pair, a drop (or swap) a drop.
+    if (q.move == Move::kRemeasure && from != nullptr) {
+      if (std::optional<std::string> with = CompanionKey(*from)) {
+        n.critic.flags.push_back(CompanionFlag(*with));
+      }
+      if (std::optional<std::string> dropped = DroppedKey(*from)) {
+        n.critic.flags.push_back(DropFlag(*dropped));
+      }
     }
     // A swap is its companion's kind of change: its crashes count against that category.
     if (q.move == Move::kDrop && q.with) {
