@@ -1,6 +1,7 @@
 #include "core/moves.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -422,7 +423,7 @@ bool MayStillPay(const Node& revert) {
   return revert.gain && *revert.gain > -kFarBelow;
 }
 
-std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool only_may_pay) {
+std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastLooks which) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   std::vector<const Node*> open;
   for (NodeId child : tree.Children(incumbent)) {
@@ -430,8 +431,11 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
     if (x->outcome != Outcome::kReverted) continue;
     if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
-    // A drop measured clearly slower is an answer: its change pays its way.
-    if ((only_may_pay || DroppedKey(*x)) && !MayStillPay(*x)) continue;
+    // A drop measured clearly slower is an answer: its change pays its way (until nothing but
+    // verifying the keeps is left).
+    const bool settled = which == LastLooks::kMayPay ||
+                         (which == LastLooks::kAnswered && DroppedKey(*x).has_value());
+    if (settled && !MayStillPay(*x)) continue;
     open.push_back(x);
   }
   std::stable_sort(open.begin(), open.end(), [](const Node* a, const Node* b) {
@@ -451,15 +455,17 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, bool 
 }
 
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
-                           const Promise& promise, bool hopeful_only) {
+                           const Promise& promise, PairKinds kinds) {
+  const bool hopeful_only = kinds == PairKinds::kHopeful;
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
   auto unordered = [](std::string a, std::string b) {
     if (b < a) std::swap(a, b);
     return Unordered{std::move(a), std::move(b)};
   };
-  // Pairs tried, running or waiting on the path.
+  // Pairs tried, running or waiting on the path; and how many pairs each side lost in.
   std::set<Unordered> pairs_tried;
+  std::map<std::string, int> pairs_lost;
   for (const Node* p : tree.Path(incumbent)) {
     for (NodeId child : tree.Children(p->id)) {
       const Node* x = tree.Find(child);
@@ -468,6 +474,12 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       // earlier incumbent (it never ran: Pairs offers it again).
       if (with && (x->outcome != Outcome::kPruned || p->id == incumbent)) {
         pairs_tried.insert(unordered(x->CandidateKey(), *with));
+      }
+      // Lost: measured, no gain (a pair that broke accuracy says nothing of its speed).
+      if (with && x->outcome == Outcome::kReverted && !DroppedKey(*x) &&
+          (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed")) {
+        ++pairs_lost[x->CandidateKey()];
+        ++pairs_lost[*with];
       }
     }
   }
@@ -500,11 +512,17 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     out.push_back(std::move(q));
   };
   auto gain_of = [](const Node* n) { return n->gain.value_or(-1.0); };
-  // The speedup the node's action promised (≥ 0), and what the node measured.
+  // The speedup the node's action promised (≥ 0), and what the node measured. A promise that
+  // k pairs with the side in them did not deliver counts for 2^-k of its gain: a prior can be
+  // wrong, and one wrong ×2 otherwise leads every batch of pairs with partner after partner (on
+  // one generated landscape 12 of the last 40 evaluations, while an idea that had become worth
+  // +36% on the path waited behind them).
   auto promised = [&](const Node* n) {
     const ActionSpec* a = catalog.FindAction(n->action_id);
     if (a == nullptr) return 1.0;
-    return std::max(0.0, promise ? promise(*a) : a->speedup);
+    const double s = std::max(0.0, promise ? promise(*a) : a->speedup);
+    auto lost = pairs_lost.find(n->CandidateKey());
+    return lost == pairs_lost.end() || s <= 1 ? s : 1 + (s - 1) / (1 << std::min(lost->second, 30));
   };
   auto measured = [&](const Node* n) { return std::max(0.0, 1 + gain_of(n)); };
   std::vector<const Node*> no_gain, accuracy, lacking;
@@ -521,67 +539,103 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
   std::stable_sort(no_gain.begin(), no_gain.end(),
                    [&](const Node* a, const Node* b) { return gain_of(a) > gain_of(b); });
 
-  // 1. Declared requires that one more candidate completes.
-  for (const Candidate& c : catalog.All()) {
-    if (tried_here.count(c.key) || eligible.Applied(c.action->id)) continue;
-    std::vector<std::string> missing;
-    for (const std::string& r : c.action->requires_) {
-      if (!eligible.Applied(r)) missing.push_back(r);
+  if (kinds != PairKinds::kRetunes) {
+    // 1. Declared requires that one more candidate completes.
+    for (const Candidate& c : catalog.All()) {
+      if (tried_here.count(c.key) || eligible.Applied(c.action->id)) continue;
+      std::vector<std::string> missing;
+      for (const std::string& r : c.action->requires_) {
+        if (!eligible.Applied(r)) missing.push_back(r);
+      }
+      if (missing.size() != 1) continue;
+      const ActionSpec* need = catalog.FindAction(missing[0]);
+      if (need == nullptr || !need->values.empty()) continue;  // which value is not declared
+      take(c.key, kNoNode, need->id,
+           c.key + " requires " + need->id + ", which is not on the path: tried together");
     }
-    if (missing.size() != 1) continue;
-    const ActionSpec* need = catalog.FindAction(missing[0]);
-    if (need == nullptr || !need->values.empty()) continue;  // which value is not declared
-    take(c.key, kNoNode, need->id,
-         c.key + " requires " + need->id + ", which is not on the path: tried together");
-  }
-  // 2. An accuracy failure with something that costs a little.
-  for (const Node* x : accuracy) {
-    for (const Node* f : no_gain) {
-      // The fix costs more than x promises.
-      if (hopeful_only && promised(x) * measured(f) <= 1) continue;
-      take(x->CandidateKey(), x->id, f->CandidateKey(),
-           "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
-               " (" + Percent(gain_of(f)) + " alone) it may not");
+    // 2. An accuracy failure with something that costs a little.
+    for (const Node* x : accuracy) {
+      for (const Node* f : no_gain) {
+        // The fix costs more than x promises.
+        if (hopeful_only && promised(x) * measured(f) <= 1) continue;
+        take(x->CandidateKey(), x->id, f->CandidateKey(),
+             "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
+                 " (" + Percent(gain_of(f)) + " alone) it may not");
+      }
+    }
+    // 2b. A crash for a missing prerequisite (SIGILL) with each idea reverted for no gain: the
+    // prerequisite may be a change that pays nothing alone, so no keep ever brings it. Its own
+    // side may be another value of a parameter on the path (avx512 where sse4 was kept).
+    for (const Node* x : lacking) {
+      for (const Node* f : no_gain) {
+        if (hopeful_only && promised(x) * measured(f) <= 1) continue;
+        take(x->CandidateKey(), x->id, f->CandidateKey(),
+             "#" + std::to_string(x->id) + " lacked a prerequisite alone; #" +
+                 std::to_string(f->id) + " (" + Percent(gain_of(f)) + " alone) may be it",
+             /*retune=*/true);
+      }
+    }
+    // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
+    // node's own candidate) is the one whose promise makes it.
+    struct Two {
+      const Node* own;
+      const Node* with;
+      double speedup;
+    };
+    std::vector<Two> twos;
+    for (size_t i = 0; i < no_gain.size(); ++i) {
+      for (size_t j = i + 1; j < no_gain.size(); ++j) {
+        const Node* a = no_gain[i];
+        const Node* b = no_gain[j];
+        const double a_delivers = promised(a) * measured(b);
+        const double b_delivers = promised(b) * measured(a);
+        if (hopeful_only && std::max(a_delivers, b_delivers) <= 1) continue;
+        twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
+      }
+    }
+    std::stable_sort(twos.begin(), twos.end(),
+                     [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
+    for (const Two& t : twos) {
+      if (static_cast<int>(out.size()) >= limit) break;
+      take(t.own->CandidateKey(), t.own->id, t.with->CandidateKey(),
+           "#" + std::to_string(t.own->id) + " (" + Percent(gain_of(t.own)) + ", promised " +
+               Percent(promised(t.own) - 1) + ") and #" + std::to_string(t.with->id) + " (" +
+               Percent(gain_of(t.with)) + ") gained nothing alone; an interaction may");
     }
   }
-  // 2b. A crash for a missing prerequisite (SIGILL) with each idea reverted for no gain: the
-  // prerequisite may be a change that pays nothing alone, so no keep ever brings it. Its own
-  // side may be another value of a parameter on the path (avx512 where sse4 was kept).
-  for (const Node* x : lacking) {
-    for (const Node* f : no_gain) {
-      if (hopeful_only && promised(x) * measured(f) <= 1) continue;
-      take(x->CandidateKey(), x->id, f->CandidateKey(),
-           "#" + std::to_string(x->id) + " lacked a prerequisite alone; #" + std::to_string(f->id) +
-               " (" + Percent(gain_of(f)) + " alone) may be it",
-           /*retune=*/true);
+  if (kinds != PairKinds::kRetunes) return out;
+  // 4. PairKinds::kRetunes: another value of a parameter kept on the path with each idea
+  // reverted for no gain, the values next to the kept one first. A parameter's best value can
+  // move with a change that did not pay at the value kept (a thread count and an allocator).
+  std::map<std::string, const Node*> kept_values;
+  for (const Node* n : tree.Path(incumbent)) {
+    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty() && !DroppedKey(*n)) {
+      kept_values[n->action_id] = n;
     }
   }
-  // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
-  // node's own candidate) is the one whose promise makes it.
-  struct Two {
-    const Node* own;
-    const Node* with;
-    double speedup;
-  };
-  std::vector<Two> twos;
-  for (size_t i = 0; i < no_gain.size(); ++i) {
-    for (size_t j = i + 1; j < no_gain.size(); ++j) {
-      const Node* a = no_gain[i];
-      const Node* b = no_gain[j];
-      const double a_delivers = promised(a) * measured(b);
-      const double b_delivers = promised(b) * measured(a);
-      if (hopeful_only && std::max(a_delivers, b_delivers) <= 1) continue;
-      twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
+  for (const auto& [id, kept] : kept_values) {
+    const ActionSpec* action = catalog.FindAction(id);
+    if (action == nullptr) continue;
+    const auto& vs = action->values;
+    const auto at = std::find(vs.begin(), vs.end(), kept->value) - vs.begin();
+    std::vector<std::string> by_distance(vs.begin(), vs.end());
+    std::stable_sort(by_distance.begin(), by_distance.end(), [&](const auto& a, const auto& b) {
+      auto distance = [&](const std::string& v) {
+        const auto i = std::find(vs.begin(), vs.end(), v) - vs.begin();
+        return i > at ? 2 * (i - at) - 1 : 2 * (at - i);  // the next one first, then the one before
+      };
+      return distance(a) < distance(b);
+    });
+    for (const std::string& v : by_distance) {
+      if (v == kept->value) continue;
+      for (const Node* f : no_gain) {
+        take(CandidateKey(id, v), kept->id, f->CandidateKey(),
+             id + "=" + v + " (kept at " + kept->value + " in #" + std::to_string(kept->id) +
+                 ") with #" + std::to_string(f->id) + " (" + Percent(gain_of(f)) +
+                 " alone): the best value may move with it",
+             /*retune=*/true);
+      }
     }
-  }
-  std::stable_sort(twos.begin(), twos.end(),
-                   [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
-  for (const Two& t : twos) {
-    if (static_cast<int>(out.size()) >= limit) break;
-    take(t.own->CandidateKey(), t.own->id, t.with->CandidateKey(),
-         "#" + std::to_string(t.own->id) + " (" + Percent(gain_of(t.own)) + ", promised " +
-             Percent(promised(t.own) - 1) + ") and #" + std::to_string(t.with->id) + " (" +
-             Percent(gain_of(t.with)) + ") gained nothing alone; an interaction may");
   }
   return out;
 }

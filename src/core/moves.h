@@ -120,12 +120,15 @@ bool MayStillPay(const Node& revert);
 // that MayStillPay and was not yet measured again, including those the gate answered (a gain
 // significantly below min_effect), the best measured first, with twice the repetitions of that
 // measurement, up to kMaxRemeasures deep. With drift or outliers an answer near neutral can be
-// wrong, and more repetitions are what is left to buy. Without `only_may_pay` (the very last
-// resort, after every other move: a budget the user gave is spent) every such revert but a
-// drop measured clearly slower (its change pays its way: an answer). A drop measured again
+// wrong, and more repetitions are what is left to buy. With LastLooks::kAnswered (a last
+// resort: a budget the user gave is spent) every such revert but a drop measured clearly slower
+// (its change pays its way: an answer); with kKeepsToo (the very last, after the drops and
+// swaps) those drops as well: each is a keep on the path verified again at 2×, 4×, 8× the
+// repetitions, against the drift or outliers that may have made it. A drop measured again
 // stays a drop.
+enum class LastLooks { kMayPay, kAnswered, kKeepsToo };
 std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
-                                       bool only_may_pay = true);
+                                       LastLooks which = LastLooks::kMayPay);
 
 // When nothing else is left at `incumbent`: up to `limit` pairs, two candidates applied together
 // as one node, for the interactions one-at-a-time search cannot see. In this order:
@@ -143,14 +146,19 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
 // Neither may be applied on the path, they must not conflict (with the path or each other), and
 // a pair already tried (either way round) at the incumbent or an ancestor is not tried again.
 // `promise` gives the speedup an action's prior promises at the incumbent (the whole program's,
-// after Amdahl); without it, the action's declared speedup. Without `hopeful_only` (a last
-// resort: priors can be wrong) the pairs no promise supports are offered as well, in the
-// same order.
+// after Amdahl); without it, the action's declared speedup. A side's promise counts for 2^-k of
+// its gain once k pairs with it were measured without a gain (a wrong prior would otherwise
+// lead batch after batch). With PairKinds::kEvery (a last resort: priors can be wrong) the
+// pairs no promise supports are offered as well, in the same order. PairKinds::kRetunes (the
+// very last, after the drops and swaps) offers only another value of a parameter kept on the
+// path with each idea reverted for no gain, the values next to the kept one first: a
+// parameter's best value can move with a change that did not pay at the value kept.
 inline constexpr int kPairBatch = 4;
+enum class PairKinds { kHopeful, kEvery, kRetunes };
 using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,
-                           bool hopeful_only = true);
+                           PairKinds kinds = PairKinds::kHopeful);
 
 // Drops (Move::kDrop): changes kept on the path of `incumbent`, each measured taken back out
 // (the node's own candidate is the change, flag "without:<key>"), the latest keep first: a

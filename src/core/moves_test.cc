@@ -324,7 +324,7 @@ TEST(MovesTest, PairsOfABrokenPromiseComeFirstAndHopelessPairsNever) {
   EXPECT_EQ(led, without_p);
   // As a last resort (priors can be wrong), those too, after the hopeful ones.
   std::vector<std::string> every;
-  for (const Requeue& q : Pairs(tree, catalog, kRootId, 100, nullptr, /*hopeful_only=*/false)) {
+  for (const Requeue& q : Pairs(tree, catalog, kRootId, 100, nullptr, PairKinds::kEvery)) {
     every.push_back(*q.with + "+" + q.key);
   }
   ASSERT_GT(every.size(), all.size());
@@ -344,6 +344,71 @@ TEST(MovesTest, PairsOfABrokenPromiseComeFirstAndHopelessPairsNever) {
   }
   EXPECT_EQ(std::count(flat.begin(), flat.end(), "q.q+p.p"), 0);
   EXPECT_EQ(std::count(flat.begin(), flat.end(), "p.p+q.q"), 1);
+}
+
+// A promise that pairs did not deliver fades: each pair a side lost in (measured, no gain)
+// halves what its prior promises, so a wrong ×2 does not lead batch after batch. A pair that
+// broke accuracy measured nothing: the side looking for its fix keeps its promise.
+TEST(MovesTest, APromiseThatPairsDidNotDeliverFades) {
+  std::vector<ActionSpec> actions = {Env("p.p", "P", "1", {}, 2.0), Env("q.q", "Q", "1", {}, 1.01),
+                                     Env("r.r", "R", "1", {}, 1.01), Env("s.s", "S", "1", {}, 1.01),
+                                     Env("x.x", "X", "1", {}, 1.3)};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(Reverted(2, "q.q", "no_gain", 0.0));
+  tree.Upsert(Reverted(3, "r.r", "no_gain", -0.01));
+  tree.Upsert(Reverted(4, "s.s", "no_gain", -0.30));
+  tree.Upsert(Reverted(5, "p.p", "no_gain", -0.05));
+  tree.Upsert(Reverted(6, "x.x", "accuracy", 0.0));
+  auto pairs = [&] {
+    std::vector<std::string> out;
+    for (const Requeue& q : Pairs(tree, catalog, kRootId, 100))
+      out.push_back(*q.with + "+" + q.key);
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const char* k) {
+    return std::count(v.begin(), v.end(), k) == 1;
+  };
+  // ×2 on top of s.s's -30% is still hopeful (×1.4).
+  EXPECT_TRUE(has(pairs(), "s.s+p.p"));
+  auto lost = [&](NodeId id, const char* own, const char* with, const char* rca) {
+    Node n = Reverted(id, own, rca, -0.02);
+    n.critic.flags = {MoveFlag(Move::kPair), CompanionFlag(with)};
+    tree.Upsert(n);
+  };
+  lost(7, "p.p", "q.q", "no_gain");
+  lost(8, "p.p", "r.r", "not_confirmed");
+  // Two pairs lost: p.p promises 1 + 1/4, which s.s's loss outweighs.
+  EXPECT_FALSE(has(pairs(), "s.s+p.p"));
+  // x.x's pairs broke accuracy twice: it is still paired with what could fix it.
+  lost(9, "x.x", "q.q", "accuracy");
+  lost(10, "x.x", "r.r", "accuracy");
+  EXPECT_TRUE(has(pairs(), "p.p+x.x"));
+}
+
+// The very last resort of the pairs: another value of a parameter kept on the path with each
+// idea that paid nothing alone, the values next to the kept one first (the next one, then the
+// one before). Only when asked for.
+TEST(MovesTest, AsALastResortAKeptParameterIsRetunedWithEachRevert) {
+  std::vector<ActionSpec> actions = {Valued("tile", {"8", "16", "32", "64"}), Env("q.q", "Q")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, kRootId, "tile", "16", Outcome::kKept, 1));
+  Node q = MakeNode(3, 2, "q.q", "", Outcome::kReverted, 2);
+  q.critic.rca = "no_gain";
+  q.gain = -0.01;
+  tree.Upsert(q);
+  EXPECT_TRUE(Pairs(tree, catalog, 2, 100).empty());
+  EXPECT_TRUE(Pairs(tree, catalog, 2, 100, nullptr, PairKinds::kEvery).empty());
+  std::vector<std::string> out;
+  for (const Requeue& r : Pairs(tree, catalog, 2, 100, nullptr, PairKinds::kRetunes)) {
+    EXPECT_EQ(r.move, Move::kPair);
+    EXPECT_EQ(r.from, 2);
+    out.push_back(*r.with + "+" + r.key);
+  }
+  EXPECT_EQ(out, (std::vector<std::string>{"q.q+tile[32]", "q.q+tile[8]", "q.q+tile[64]"}));
 }
 
 // A pair that waited under an earlier incumbent and was superseded by a keep never ran: it is
@@ -512,9 +577,20 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
   revert(3, "slow.b", -0.20, 0.78, 0.82);
   revert(4, "near.c", -0.01, std::nullopt, std::nullopt);
   revert(5, "slow.d", -0.30, std::nullopt, std::nullopt);
-  std::vector<NodeId> looked;
-  for (const Requeue& q : RemeasureAnswered(tree, kRootId)) looked.push_back(q.from);
-  EXPECT_EQ(looked, (std::vector<NodeId>{2, 4}));  // the best measured first
+  auto looks = [&](LastLooks which) {
+    std::vector<NodeId> looked;
+    for (const Requeue& q : RemeasureAnswered(tree, kRootId, which)) looked.push_back(q.from);
+    return looked;
+  };
+  EXPECT_EQ(looks(LastLooks::kMayPay), (std::vector<NodeId>{2, 4}));  // the best measured first
+  // A drop measured clearly slower: its change pays its way. Only the very last looks verify
+  // that keep again.
+  Node drop = Reverted(6, "kept.k", "no_gain", -0.10);
+  drop.critic.flags = {MoveFlag(Move::kDrop), DropFlag("kept.k")};
+  drop.critic.ci_high = 0.92;
+  tree.Upsert(drop);
+  EXPECT_EQ(looks(LastLooks::kAnswered), (std::vector<NodeId>{2, 4, 3, 5}));
+  EXPECT_EQ(looks(LastLooks::kKeepsToo), (std::vector<NodeId>{2, 4, 6, 3, 5}));
 }
 
 // Drops: a change kept on the path, taken back out, the latest keep first; only a change that

@@ -3,6 +3,7 @@
 // other values of kept parameters and close calls. Either way the idea becomes a pending child
 // that competes in h(a) like any candidate, flagged with its move.
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <tuple>
 
@@ -134,13 +135,18 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // The last resort, so that a budget the user gave is spent: what the rules above held back.
   if (moves.empty()) moves = Revisit(tree_, catalog_, inc->id, /*back_off=*/false);
   if (moves.empty() && spec_.search.pairs) {
-    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, /*hopeful_only=*/false);
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kEvery);
   }
-  if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, /*only_may_pay=*/false);
+  if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, LastLooks::kAnswered);
   // Then each change kept on the path, taken back out: the keeps since may have made it cost;
   // then swapped for a candidate it locked out (a declared alternative, a crash together).
   if (moves.empty()) moves = Drops(tree_, catalog_, inc->id);
   if (moves.empty()) moves = Swaps(tree_, catalog_, inc->id);
+  if (moves.empty() && spec_.search.pairs) {
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kRetunes);
+  }
+  // At last, each keep verified again: its drop, measured clearly slower, at 2×, 4×, 8×.
+  if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, LastLooks::kKeepsToo);
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;
