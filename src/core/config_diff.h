@@ -11,7 +11,8 @@
 //            benchmark runs, how profiles are read, the seed, what an action does, a removed
 //            action or value: what would make the nodes measured so far incomparable with the
 //            next ones.
-// The rules are one table in config_diff.cc (kRules); docs/cli.md, "A changed campaign file".
+// The rules are one table in config_diff.cc (kRules), the settings are written in
+// config_settings.cc; docs/cli.md, "A changed campaign file".
 // Pure: no I/O, no clock.
 #pragma once
 
