@@ -11,6 +11,7 @@ inline constexpr int kExitState = 4;     // workspace/state: not a repo, dirty, 
 inline constexpr int kExitStore = 5;     // the SQLite store cannot be opened or written
 inline constexpr int kExitBaseline = 6;  // the unmodified workspace fails to build/check/bench
 inline constexpr int kExitNothingEvaluated = 7;  // finished without evaluating a single change
+inline constexpr int kExitConfigChanged = 8;     // the campaign file changes what was measured
 inline constexpr int kExitInterrupted = 130;
 
 }  // namespace arbor

@@ -100,19 +100,24 @@ class CampaignLock {
   ~CampaignLock() {
     if (fd_ >= 0) close(fd_);
   }
+  // Taking another lock file (a restart's fresh state dir) gives up the one held only once the
+  // new one is held.
   Status Acquire(const std::string& path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return MakeError("cannot open " + path, kExitState);
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return MakeError("cannot open " + path, kExitState);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       char buf[32] = {0};
-      ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+      ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+      close(fd);
       std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
       return MakeError("the campaign is already running (pid " + pid + ")", kExitState);
     }
     std::string pid = std::to_string(getpid());
-    if (ftruncate(fd_, 0) == 0 && pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid.data(), pid.size(), 0) < 0) {
       // The pid is informational only.
     }
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
     return {};
   }
 
@@ -121,6 +126,32 @@ class CampaignLock {
 };
 
 Error WithCode(const Error& e, int code) { return Error{e.message, e.code ? e.code : code}; }
+
+// `arbor run --restart`, under the campaign's lock: its state dir and branch set aside
+// (GitWorkspace::Archive: renamed, nothing deleted), a fresh state dir locked in their place
+// and a new base recorded (HEAD now), so what follows starts the campaign over.
+Status StartOver(const CampaignSpec& spec, const CampaignPaths& paths, const std::string& job_name,
+                 bool quiet, GitWorkspace* workspace, CampaignLock* lock) {
+  if (!job_name.empty()) CancelSlurmJobs(job_name, SlurmClientEnv());  // none writes there later
+  auto archived = workspace->Archive();
+  if (!archived.ok()) return WithCode(archived.error(), kExitState);
+  if (archived->empty()) return {};
+  std::error_code ec;
+  fs::create_directories(paths.runs, ec);
+  if (ec) return MakeError("cannot create " + paths.runs + ": " + ec.message(), kExitState);
+  ARBOR_TRY(lock->Acquire(paths.lock));
+  auto base = workspace->Open();
+  if (!base.ok()) return WithCode(base.error(), kExitState);
+  if (!quiet) {
+    std::string dir = fs::relative(*archived, workspace->repo(), ec).string();
+    std::string suffix = archived->substr(archived->rfind(".archived-"));
+    std::fprintf(stderr,
+                 "arbor: campaign '%s' archived to %s (its branch to %s%s); starting it over\n",
+                 spec.name.c_str(), (ec ? *archived : dir).c_str(), workspace->branch().c_str(),
+                 suffix.c_str());
+  }
+  return {};
+}
 
 // The knowledge base this run reads priors from and records lessons to, or nullptr when it is
 // switched off or cannot be opened (then the campaign runs on its declared priors, and says so:
@@ -227,6 +258,9 @@ Result<int> RunCampaign(const RunOptions& options) {
               KillProcessesWithin(paths.runs + "/propose", spare);
       n > 0) {
     std::fprintf(stderr, "arbor: killed %d process(es) a previous run left in its worktrees\n", n);
+  }
+  if (options.restart) {
+    ARBOR_TRY(StartOver(spec, paths, job_name, options.quiet, &workspace, &lock));
   }
 
   auto opened = SqliteStore::Open(paths.db, OpenMode::kReadWrite);

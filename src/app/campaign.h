@@ -15,6 +15,8 @@ namespace arbor {
 struct RunOptions {
   std::string file = "arbor.toml";
   bool resume_only = false;  // `arbor resume`: there must be a campaign to continue
+  // `arbor run --restart`: archive the campaign's state (app/archive.h) and start it over.
+  bool restart = false;
   std::optional<int> max_nodes;
   std::optional<double> max_time_s;
   bool json = false;        // JSON lines on stdout

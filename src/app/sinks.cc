@@ -24,7 +24,7 @@ void TerminalSink::OnEvent(const Event& e) {
   // On a TTY only verdicts scroll by; the status line shows the rest. Off a TTY every event
   // is one plain line, which is what log files and CI want.
   static const char* kVerdicts[] = {"kept",    "reverted",   "crashed", "skipped",
-                                    "stopped", "reprofiled", "vetoed"};
+                                    "stopped", "reprofiled", "vetoed",  "config_changed"};
   bool verdict = false;
   for (const char* k : kVerdicts) verdict |= e.kind == k;
   if (tty_ && !verdict) return;

@@ -124,6 +124,8 @@ int Main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "start a campaign or continue it where it stopped");
   add_run_options(run);
+  run->add_flag("--restart", run_opts.restart,
+                "archive the campaign's state under .arbor/ and start it over under the same name");
   auto* resume = app.add_subcommand("resume", "continue an existing campaign");
   add_run_options(resume);
 

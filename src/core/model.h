@@ -206,7 +206,11 @@ struct Event {
 struct CampaignMeta {
   std::string name;
   unsigned long long seed = 0;
+  // The settings of the latest run in canonical form (core/config_diff.h) and their hash: what
+  // the next run's campaign file is compared with. "" in a store from before they were kept:
+  // nothing to compare, the next run records them.
   std::string spec_hash;
+  std::string config;
   std::string state = "running";  // running | stopped | finished
   std::string stop_reason;
   double elapsed_s = 0;      // accumulated active time across runs

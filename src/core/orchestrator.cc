@@ -7,7 +7,9 @@
 #include <cstring>  // sigabbrev_np
 
 #include "arbor/exit_codes.h"
+#include "core/config_diff.h"
 #include "util/duration.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -87,14 +89,15 @@ Event Orchestrator::MakeEvent(NodeId node, std::string kind, std::string message
 }
 
 bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b) {
-  return a.name == b.name && a.seed == b.seed && a.spec_hash == b.spec_hash && a.state == b.state &&
-         a.stop_reason == b.stop_reason && a.explore_boost == b.explore_boost &&
-         a.next_seq == b.next_seq && a.noise_cv == b.noise_cv && a.noise_mde == b.noise_mde &&
-         a.repetitions == b.repetitions && a.no_critic == b.no_critic &&
-         a.final_node == b.final_node && a.final_speedup == b.final_speedup &&
-         a.final_ci_low == b.final_ci_low && a.final_ci_high == b.final_ci_high && a.uid == b.uid &&
-         a.kb_snapshot == b.kb_snapshot && a.kb_time == b.kb_time &&
-         a.budget_nodes == b.budget_nodes && a.budget_time_s == b.budget_time_s;
+  return a.name == b.name && a.seed == b.seed && a.spec_hash == b.spec_hash &&
+         a.config == b.config && a.state == b.state && a.stop_reason == b.stop_reason &&
+         a.explore_boost == b.explore_boost && a.next_seq == b.next_seq &&
+         a.noise_cv == b.noise_cv && a.noise_mde == b.noise_mde && a.repetitions == b.repetitions &&
+         a.no_critic == b.no_critic && a.final_node == b.final_node &&
+         a.final_speedup == b.final_speedup && a.final_ci_low == b.final_ci_low &&
+         a.final_ci_high == b.final_ci_high && a.uid == b.uid && a.kb_snapshot == b.kb_snapshot &&
+         a.kb_time == b.kb_time && a.budget_nodes == b.budget_nodes &&
+         a.budget_time_s == b.budget_time_s;
 }
 
 Status Orchestrator::Save(const Node& node, std::vector<Event> events, std::vector<Sample> samples,
@@ -175,6 +178,8 @@ void Orchestrator::Report(const Node& node) {
 Status Orchestrator::Load() {
   auto meta = ports_.store->LoadMeta();
   if (!meta.ok()) return meta.error();
+  const Config config = ConfigOf(spec_);
+  std::string applied;  // the changes since the last run a continuing campaign takes
   if (meta->has_value()) {
     meta_ = **meta;
     if (meta_.name != spec_.name) {
@@ -186,6 +191,12 @@ Status Orchestrator::Load() {
       return MakeError(std::string("campaign '") + spec_.name + "' was started " +
                        (meta_.no_critic ? "with" : "without") +
                        " --no-critic; a campaign keeps one measurement protocol throughout");
+    }
+    // A store from before the settings were recorded has nothing to compare with.
+    if (auto before = DecodeConfig(meta_.config); before && !meta_.config.empty()) {
+      ConfigDiff diff = DiffConfig(*before, config);
+      if (diff.refused()) return MakeError(RefusalMessage(spec_.name, diff), kExitConfigChanged);
+      applied = DescribeChanges(diff, ChangeVerdict::kApplied);
     }
   } else {
     meta_ = CampaignMeta{};
@@ -218,12 +229,23 @@ Status Orchestrator::Load() {
   ARBOR_TRY(LoadKnowledge());
   meta_.budget_nodes = spec_.search.max_nodes;
   meta_.budget_time_s = spec_.search.max_time_s;
+  meta_.config = EncodeConfig(config);
+  meta_.spec_hash = HashHex(meta_.config);
+  // A finished campaign runs again: a raised budget, new actions or a looser threshold give it
+  // more to do, and StopReason says at once when they do not.
   meta_.state = "running";
   meta_.stop_reason.clear();
   Mutation m;
   m.meta = meta_;
+  if (!applied.empty()) {
+    m.events.push_back(MakeEvent(kNoNode, "config_changed",
+                                 "settings changed since the last run, applied: " + applied));
+  }
   ARBOR_TRY(ports_.store->Apply(m));
   saved_meta_ = meta_;
+  if (ports_.sink) {
+    for (const Event& e : m.events) ports_.sink->OnEvent(e);
+  }
   return {};
 }
 

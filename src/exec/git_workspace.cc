@@ -320,4 +320,32 @@ Status GitWorkspace::ReleaseAll() {
   return {};
 }
 
+Result<std::string> GitWorkspace::Archive() {
+  std::error_code ec;
+  if (!fs::exists(state_dir_, ec)) return std::string();
+  ARBOR_TRY(ReleaseAll());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int n = 1;; ++n) {
+    const std::string suffix = ".archived-" + std::to_string(n);
+    const std::string to_dir = state_dir_ + suffix;
+    const std::string to_ref = "refs/heads/" + branch() + suffix;
+    auto taken = RunGit("rev-parse --verify -q " + ShellQuote(to_ref), repo_);
+    if (!taken) return taken.error();
+    if (fs::exists(to_dir, ec) || taken->exit_code == 0) continue;
+    const std::string from_ref = "refs/heads/" + branch();
+    auto sha = RunGit("rev-parse --verify -q " + ShellQuote(from_ref), repo_);
+    if (!sha) return sha.error();
+    if (sha->exit_code == 0) {
+      // Create-then-delete, each refusing if the ref moved meanwhile: the kept commits stay
+      // reachable from one name or the other at every moment.
+      const std::string commit = Trim(sha->out);
+      ARBOR_TRY(Git("update-ref " + ShellQuote(to_ref) + " " + commit + " ''", repo_));
+      ARBOR_TRY(Git("update-ref -d " + ShellQuote(from_ref) + " " + commit, repo_));
+    }
+    fs::rename(state_dir_, to_dir, ec);
+    if (ec) return MakeError("cannot rename " + state_dir_ + " to " + to_dir + ": " + ec.message());
+    return to_dir;
+  }
+}
+
 }  // namespace arbor

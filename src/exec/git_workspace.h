@@ -36,6 +36,13 @@ class GitWorkspace : public Workspace {
   Status Release(NodeId node) override;
   Status ReleaseAll() override;
   std::optional<double> FreeDiskMb() override;
+  // Sets the campaign aside so that one of the same name can start over (`arbor run
+  // --restart`): releases its worktrees (disposable: every state worth keeping is a commit),
+  // then renames its state dir to <state>.archived-<n> and its branch to
+  // arbor/<campaign>.archived-<n>, the first n free for both. Nothing is deleted. Returns the
+  // archived state dir, or "" when the campaign has no state yet. The caller holds the
+  // campaign's lock.
+  Result<std::string> Archive();
 
   const std::string& repo() const { return repo_; }
   const std::string& state_dir() const { return state_dir_; }

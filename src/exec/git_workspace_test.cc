@@ -287,5 +287,38 @@ TEST_F(GitWorkspaceTest, SnapshotErrors) {
   EXPECT_FALSE(ws.Promote("no-such-commit").ok());
 }
 
+TEST_F(GitWorkspaceTest, ArchiveSetsTheStateAndBranchAsideForAFreshStart) {
+  InitRepo();
+  GitWorkspace ws(repo_, "demo");
+  auto none = ws.Archive();
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(*none, "") << "no state yet: nothing to archive";
+  std::string base = OpenOk(ws);
+  std::string wt = PrepareOk(ws, 2, base);
+  Write(wt + "/a.txt", "two\n");
+  auto kept = ws.Snapshot(2, "kept", {});
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  ASSERT_TRUE(ws.Promote(*kept).ok());
+  Write(ws.state_dir() + "/arbor.db", "state");
+
+  auto archived = ws.Archive();
+  ASSERT_TRUE(archived.ok()) << archived.error().message;
+  EXPECT_EQ(*archived, ws.state_dir() + ".archived-1");
+  EXPECT_FALSE(fs::exists(ws.state_dir()));
+  EXPECT_EQ(Slurp(*archived + "/arbor.db"), "state");
+  EXPECT_EQ(Slurp(*archived + "/base"), base + "\n");
+  EXPECT_EQ(Git("rev-parse arbor/demo.archived-1"), *kept) << "the kept commits stay reachable";
+  EXPECT_EQ(Git("branch --list arbor/demo"), "");
+  EXPECT_EQ(Git("worktree list").find("n2"), std::string::npos);
+
+  // A fresh start records HEAD as its base; archiving again takes the next free name.
+  EXPECT_EQ(OpenOk(ws), base);
+  EXPECT_EQ(Git("rev-parse arbor/demo"), base);
+  auto second = ws.Archive();
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(*second, ws.state_dir() + ".archived-2");
+  EXPECT_TRUE(fs::exists(*archived));
+}
+
 }  // namespace
 }  // namespace arbor

@@ -18,6 +18,7 @@ const Field kFields[] = {
     {"name", &CampaignMeta::name},
     {"seed", &CampaignMeta::seed},
     {"spec_hash", &CampaignMeta::spec_hash},
+    {"config", &CampaignMeta::config},
     {"state", &CampaignMeta::state},
     {"stop_reason", &CampaignMeta::stop_reason},
     {"elapsed_s", &CampaignMeta::elapsed_s},
