@@ -125,11 +125,13 @@ class Orchestrator {
   enum class Recheck { kCheck, kBench };
   // Consecutive passes that make an ancestor state "clean". A change that fails a third of its
   // runs passes 2 in a row almost half of the time, and then an innocent keep below it was
-  // un-kept in its place while it stayed; 8 lets such a change through 4% of the time (a change
-  // failing a fifth of its runs, 17%: it is caught at its next failure). Probes run only after a
-  // failure showed the path to be flaky, and as the final validation of what the user is handed
-  // (its check kCleanRuns times, ConfirmFinal).
-  static constexpr int kCleanRuns = 8;
+  // un-kept in its place while it stayed; 14 lets a change failing a fifth of its runs through
+  // 4% of the time (one failing a third, 0.3%). 8 let the fifth through 17% of the time, and
+  // on an unseen generated landscape such a change, paired with a no-op, passed 8 in a row
+  // before its keep and 8 more in the final validation: the user was handed a broken state.
+  // Probes run only after a failure showed the path to be flaky, and as the final validation of
+  // what the user is handed (its check kCleanRuns times, ConfirmFinal).
+  static constexpr int kCleanRuns = 14;
   // Whether a finished node that applied one of `node`'s candidates failed its check for
   // accuracy (StepCheck then runs the check kCleanRuns times). O(1): the candidate keys of such
   // nodes are noted as they are saved or loaded (NoteCheckFailure), never scanned for.
