@@ -1,14 +1,53 @@
 #include "core/moves.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
 
 #include "core/constraints.h"  // TargetShare
+#include "core/moves_detail.h"
 #include "util/strings.h"
 
 namespace arbor {
+
+namespace moves_detail {
+
+std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
+
+bool WaitsForMoreKeeps(int tries, size_t keeps_since) {
+  return tries > 0 && keeps_since < (size_t{1} << std::min(tries - 1, 30));
+}
+
+std::map<std::string, const Node*> LatestSingleTries(const Tree& tree, NodeId incumbent) {
+  std::map<std::string, const Node*> latest;
+  for (const Node* p : tree.Path(incumbent)) {
+    for (NodeId child : tree.Children(p->id)) {
+      const Node* x = tree.Find(child);
+      if (!IsEvaluated(*x) || CompanionKey(*x) || DroppedKey(*x)) continue;
+      const Node*& l = latest[x->CandidateKey()];
+      if (l == nullptr || x->seq > l->seq) l = x;
+    }
+  }
+  return latest;
+}
+
+std::map<std::string, const Node*> LastKeptValues(const std::vector<const Node*>& path) {
+  std::map<std::string, const Node*> last;
+  for (const Node* n : path) {
+    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty() && !DroppedKey(*n)) {
+      last[n->action_id] = n;
+    }
+  }
+  return last;
+}
+
+}  // namespace moves_detail
+
+using moves_detail::Eligibility;
+using moves_detail::OwnTries;
+using moves_detail::Percent;
+using moves_detail::WaitsForMoreKeeps;
+
 namespace {
 
 constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, "introspect"},
@@ -22,8 +61,6 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kDrop, "drop"}};
 
 constexpr std::string_view kMovePrefix = "move:";
-
-std::string Percent(double f) { return FormatDouble(f * 100, 3) + "%"; }
 
 // Whether `n` retries the node it was re-queued from. A pair retries its own side as half of a
 // new hypothesis, not the revert itself: it does not count, unless it re-measures a pair.
@@ -48,112 +85,6 @@ std::set<NodeId> RetriedAt(const Tree& tree, NodeId at) {
     if (Retries(*c)) out.insert(c->critic.requeued_from);
   }
   return out;
-}
-
-// The back-off of every move that retries a candidate which failed before: after n tries it
-// waits for 2^(n-1) keeps since the state of its latest try.
-bool WaitsForMoreKeeps(int tries, size_t keeps_since) {
-  return tries > 0 && keeps_since < (size_t{1} << std::min(tries - 1, 30));
-}
-
-// Each candidate's own evaluated tries from states on a path (pairs are not tries of either
-// side), and whether one backs off: WaitsForMoreKeeps since the state of its latest try.
-class OwnTries {
- public:
-  OwnTries(const Tree& tree, const std::vector<const Node*>& path) : last_(path.size() - 1) {
-    for (size_t i = 0; i < path.size(); ++i) {
-      for (NodeId child_id : tree.Children(path[i]->id)) {
-        const Node* x = tree.Find(child_id);
-        if (!IsEvaluated(*x) || CompanionKey(*x)) continue;
-        Tries& t = tries_[x->CandidateKey()];
-        ++t.count;
-        t.latest = std::max(t.latest, i);
-      }
-    }
-  }
-  bool BacksOff(const std::string& key) const {
-    auto it = tries_.find(key);
-    return it != tries_.end() && WaitsForMoreKeeps(it->second.count, last_ - it->second.latest);
-  }
-
- private:
-  struct Tries {
-    int count = 0;
-    size_t latest = 0;  // index in the path
-  };
-  size_t last_;
-  std::map<std::string, Tries> tries_;
-};
-
-// What may be re-queued at one node: not tried or pending there, not applied on its path, its
-// declared requires met and no declared conflict (either side) on the path.
-class Eligibility {
- public:
-  // With `without` (a candidate key applied on the path): as if that change were taken out.
-  Eligibility(const Tree& tree, const Catalog& catalog, NodeId at, const std::string& without = "")
-      : catalog_(catalog), applied_(tree.AppliedActions(at)) {
-    for (NodeId child : tree.Children(at)) here_.insert(tree.Find(child)->CandidateKey());
-    if (!without.empty()) {
-      applied_.erase(without);
-      applied_.erase(SplitCandidateKey(without).first);
-    }
-  }
-  // True (and remembered, so a key is taken once) when `key` of `action_id` may run at the node.
-  bool Take(const std::string& action_id, const std::string& key) {
-    if (here_.count(key) || applied_.count(action_id) || !Fits(action_id)) return false;
-    here_.insert(key);
-    return true;
-  }
-  // Whether `action_id` may run on the path, applied together with the action `with` ("" for
-  // none: a pair's other side): its declared requires met by the path or `with`, no declared
-  // conflict (either side) with the path or `with`.
-  bool Fits(const std::string& action_id, const std::string& with = "") const {
-    const ActionSpec* action = catalog_.FindAction(action_id);
-    if (action == nullptr) return false;
-    for (const std::string& r : action->requires_) {
-      if (!applied_.count(r) && r != with) return false;
-    }
-    for (const std::string& c : action->conflicts) {
-      if (applied_.count(c) || c == with) return false;
-    }
-    for (const std::string& a : applied_) {  // conflicts are symmetric
-      const ActionSpec* kept = catalog_.FindAction(a);
-      if (kept == nullptr) continue;
-      for (const std::string& c : kept->conflicts) {
-        if (c == action_id) return false;
-      }
-    }
-    return true;
-  }
-  bool Applied(const std::string& action_id) const { return applied_.count(action_id) > 0; }
-  // A re-tune: another value of an action applied on the path (replacing its value).
-  bool TakeRetune(const std::string& key) {
-    return !applied_.count(key) && here_.insert(key).second;
-  }
-  // Either: a re-tune when the action is applied on the path with another value, else Take.
-  bool TakeAny(const std::string& action_id, const std::string& key) {
-    return applied_.count(action_id) ? TakeRetune(key) : Take(action_id, key);
-  }
-
- private:
-  const Catalog& catalog_;
-  std::set<std::string> applied_;
-  std::set<std::string> here_;
-};
-
-// The latest finished node of each single candidate (not a pair, drop or swap) tried from a
-// state on the path of `incumbent`.
-std::map<std::string, const Node*> LatestSingleTries(const Tree& tree, NodeId incumbent) {
-  std::map<std::string, const Node*> latest;
-  for (const Node* p : tree.Path(incumbent)) {
-    for (NodeId child : tree.Children(p->id)) {
-      const Node* x = tree.Find(child);
-      if (!IsEvaluated(*x) || CompanionKey(*x) || DroppedKey(*x)) continue;
-      const Node*& l = latest[x->CandidateKey()];
-      if (l == nullptr || x->seq > l->seq) l = x;
-    }
-  }
-  return latest;
 }
 
 }  // namespace
@@ -339,14 +270,7 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
     }
   }
   // Re-tune: the other values of parameters kept on the path, from the last keep of each.
-  std::map<std::string, const Node*> last_kept;
-  for (const Node* n : path) {
-    // Not a drop or swap: its own candidate is the change it took out.
-    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty() && !DroppedKey(*n)) {
-      last_kept[n->action_id] = n;
-    }
-  }
-  for (const auto& [id, kept] : last_kept) {
+  for (const auto& [id, kept] : moves_detail::LastKeptValues(path)) {
     const ActionSpec* action = catalog.FindAction(id);
     if (action == nullptr) continue;
     for (const std::string& v : action->values) {
@@ -450,401 +374,6 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastL
              "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
              "× the repetitions",
          std::nullopt, Move::kRemeasure});
-  }
-  return out;
-}
-
-std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
-                           const Promise& promise, PairKinds kinds) {
-  const bool hopeful_only = kinds == PairKinds::kHopeful;
-  const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
-  using Unordered = std::pair<std::string, std::string>;
-  auto unordered = [](std::string a, std::string b) {
-    if (b < a) std::swap(a, b);
-    return Unordered{std::move(a), std::move(b)};
-  };
-  // Pairs tried, running or waiting on the path; and how many pairs each side lost in.
-  std::set<Unordered> pairs_tried;
-  std::map<std::string, int> pairs_lost;
-  for (const Node* p : tree.Path(incumbent)) {
-    for (NodeId child : tree.Children(p->id)) {
-      const Node* x = tree.Find(child);
-      std::optional<std::string> with = CompanionKey(*x);
-      // Run, running or waiting, or vetoed here; not one superseded while it waited under an
-      // earlier incumbent (it never ran: Pairs offers it again).
-      if (with && (x->outcome != Outcome::kPruned || p->id == incumbent)) {
-        pairs_tried.insert(unordered(x->CandidateKey(), *with));
-      }
-      // Lost: measured, no gain (a pair that broke accuracy says nothing of its speed).
-      if (with && x->outcome == Outcome::kReverted && !DroppedKey(*x) &&
-          (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed")) {
-        ++pairs_lost[x->CandidateKey()];
-        ++pairs_lost[*with];
-      }
-    }
-  }
-  const std::map<std::string, const Node*> latest = LatestSingleTries(tree, incumbent);
-  // One side may run with the other: not applied, and it fits the path with the other.
-  const Eligibility eligible(tree, catalog, incumbent);
-  auto fits = [&](const std::string& id, const std::string& other) {
-    return id != other && !eligible.Applied(id) && eligible.Fits(id, other);
-  };
-  std::vector<Requeue> out;
-  // With `retune`, the own side may be another value of a parameter applied on the path.
-  auto take = [&](const std::string& own, NodeId from, const std::string& with,
-                  const std::string& why, bool retune = false) {
-    const std::string own_id = SplitCandidateKey(own).first;
-    const std::string with_id = SplitCandidateKey(with).first;
-    const bool own_fits =
-        retune && eligible.Applied(own_id)
-            ? own_id != with_id && !eligible.Applied(own) && eligible.Fits(own_id, with_id)
-            : fits(own_id, with_id);
-    if (static_cast<int>(out.size()) >= limit || !own_fits || !fits(with_id, own_id) ||
-        !pairs_tried.insert(unordered(own, with)).second) {
-      return;
-    }
-    Requeue q;
-    q.from = from;
-    q.key = own;
-    q.with = with;
-    q.move = Move::kPair;
-    q.reason = "a pair (" + with + " + " + own + "): " + why;
-    out.push_back(std::move(q));
-  };
-  auto gain_of = [](const Node* n) { return n->gain.value_or(-1.0); };
-  // The speedup the node's action promised (≥ 0), and what the node measured. A promise that
-  // k pairs with the side in them did not deliver counts for 2^-k of its gain: a prior can be
-  // wrong, and one wrong ×2 otherwise leads every batch of pairs with partner after partner (on
-  // one generated landscape 12 of the last 40 evaluations, while an idea that had become worth
-  // +36% on the path waited behind them).
-  auto promised = [&](const Node* n) {
-    const ActionSpec* a = catalog.FindAction(n->action_id);
-    if (a == nullptr) return 1.0;
-    const double s = std::max(0.0, promise ? promise(*a) : a->speedup);
-    auto lost = pairs_lost.find(n->CandidateKey());
-    return lost == pairs_lost.end() || s <= 1 ? s : 1 + (s - 1) / (1 << std::min(lost->second, 30));
-  };
-  auto measured = [&](const Node* n) { return std::max(0.0, 1 + gain_of(n)); };
-  std::vector<const Node*> no_gain, accuracy, lacking;
-  for (const auto& [key, n] : latest) {
-    if (n->outcome == Outcome::kCrashed && n->critic.rca == "prerequisite") lacking.push_back(n);
-    if (n->outcome != Outcome::kReverted) continue;
-    if (n->critic.rca == "no_gain" || n->critic.rca == "not_confirmed") no_gain.push_back(n);
-    if (n->critic.rca == "accuracy") accuracy.push_back(n);
-  }
-  auto by_seq = [](const Node* a, const Node* b) { return a->seq < b->seq; };
-  std::sort(accuracy.begin(), accuracy.end(), by_seq);
-  std::sort(lacking.begin(), lacking.end(), by_seq);
-  std::sort(no_gain.begin(), no_gain.end(), by_seq);
-  std::stable_sort(no_gain.begin(), no_gain.end(),
-                   [&](const Node* a, const Node* b) { return gain_of(a) > gain_of(b); });
-
-  if (kinds != PairKinds::kRetunes) {
-    // 1. Declared requires that one more candidate completes.
-    for (const Candidate& c : catalog.All()) {
-      if (tried_here.count(c.key) || eligible.Applied(c.action->id)) continue;
-      std::vector<std::string> missing;
-      for (const std::string& r : c.action->requires_) {
-        if (!eligible.Applied(r)) missing.push_back(r);
-      }
-      if (missing.size() != 1) continue;
-      const ActionSpec* need = catalog.FindAction(missing[0]);
-      if (need == nullptr || !need->values.empty()) continue;  // which value is not declared
-      take(c.key, kNoNode, need->id,
-           c.key + " requires " + need->id + ", which is not on the path: tried together");
-    }
-    // 2. An accuracy failure with something that costs a little.
-    for (const Node* x : accuracy) {
-      for (const Node* f : no_gain) {
-        // The fix costs more than x promises.
-        if (hopeful_only && promised(x) * measured(f) <= 1) continue;
-        take(x->CandidateKey(), x->id, f->CandidateKey(),
-             "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
-                 " (" + Percent(gain_of(f)) + " alone) it may not");
-      }
-    }
-    // 2b. A crash for a missing prerequisite (SIGILL) with each idea reverted for no gain: the
-    // prerequisite may be a change that pays nothing alone, so no keep ever brings it. Its own
-    // side may be another value of a parameter on the path (avx512 where sse4 was kept).
-    for (const Node* x : lacking) {
-      for (const Node* f : no_gain) {
-        if (hopeful_only && promised(x) * measured(f) <= 1) continue;
-        take(x->CandidateKey(), x->id, f->CandidateKey(),
-             "#" + std::to_string(x->id) + " lacked a prerequisite alone; #" +
-                 std::to_string(f->id) + " (" + Percent(gain_of(f)) + " alone) may be it",
-             /*retune=*/true);
-      }
-    }
-    // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
-    // node's own candidate) is the one whose promise makes it.
-    struct Two {
-      const Node* own;
-      const Node* with;
-      double speedup;
-    };
-    std::vector<Two> twos;
-    for (size_t i = 0; i < no_gain.size(); ++i) {
-      for (size_t j = i + 1; j < no_gain.size(); ++j) {
-        const Node* a = no_gain[i];
-        const Node* b = no_gain[j];
-        const double a_delivers = promised(a) * measured(b);
-        const double b_delivers = promised(b) * measured(a);
-        if (hopeful_only && std::max(a_delivers, b_delivers) <= 1) continue;
-        twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
-      }
-    }
-    std::stable_sort(twos.begin(), twos.end(),
-                     [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
-    for (const Two& t : twos) {
-      if (static_cast<int>(out.size()) >= limit) break;
-      take(t.own->CandidateKey(), t.own->id, t.with->CandidateKey(),
-           "#" + std::to_string(t.own->id) + " (" + Percent(gain_of(t.own)) + ", promised " +
-               Percent(promised(t.own) - 1) + ") and #" + std::to_string(t.with->id) + " (" +
-               Percent(gain_of(t.with)) + ") gained nothing alone; an interaction may");
-    }
-  }
-  if (kinds != PairKinds::kRetunes) return out;
-  // 4. PairKinds::kRetunes: another value of a parameter kept on the path with each idea
-  // reverted for no gain, the values next to the kept one first. A parameter's best value can
-  // move with a change that did not pay at the value kept (a thread count and an allocator).
-  std::map<std::string, const Node*> kept_values;
-  for (const Node* n : tree.Path(incumbent)) {
-    if (n->id != kRootId && n->outcome == Outcome::kKept && !n->value.empty() && !DroppedKey(*n)) {
-      kept_values[n->action_id] = n;
-    }
-  }
-  for (const auto& [id, kept] : kept_values) {
-    const ActionSpec* action = catalog.FindAction(id);
-    if (action == nullptr) continue;
-    const auto& vs = action->values;
-    const auto at = std::find(vs.begin(), vs.end(), kept->value) - vs.begin();
-    std::vector<std::string> by_distance(vs.begin(), vs.end());
-    std::stable_sort(by_distance.begin(), by_distance.end(), [&](const auto& a, const auto& b) {
-      auto distance = [&](const std::string& v) {
-        const auto i = std::find(vs.begin(), vs.end(), v) - vs.begin();
-        return i > at ? 2 * (i - at) - 1 : 2 * (at - i);  // the next one first, then the one before
-      };
-      return distance(a) < distance(b);
-    });
-    for (const std::string& v : by_distance) {
-      if (v == kept->value) continue;
-      for (const Node* f : no_gain) {
-        take(CandidateKey(id, v), kept->id, f->CandidateKey(),
-             id + "=" + v + " (kept at " + kept->value + " in #" + std::to_string(kept->id) +
-                 ") with #" + std::to_string(f->id) + " (" + Percent(gain_of(f)) +
-                 " alone): the best value may move with it",
-             /*retune=*/true);
-      }
-    }
-  }
-  return out;
-}
-
-std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<Requeue>& pairs,
-                                            const std::vector<Requeue>& revisits) {
-  std::map<std::string, const Requeue*> alone;
-  for (const Requeue& r : revisits) alone.emplace(RetriedKey(tree, r), &r);
-  std::set<std::string> sent;
-  std::vector<Requeue> out;
-  for (const Requeue& q : pairs) {
-    bool gives_way = false;
-    for (const std::string& side : {q.key, q.with.value_or("")}) {
-      auto it = alone.find(side);
-      if (it == alone.end()) continue;
-      gives_way = true;
-      if (sent.insert(side).second) out.push_back(*it->second);
-    }
-    if (!gives_way) out.push_back(q);
-  }
-  return out;
-}
-
-namespace {
-
-// The variables a change sets or appends to.
-std::set<std::string> Variables(const ActionSpec& a) {
-  std::set<std::string> vars;
-  for (const auto& [var, value] : a.apply.env) vars.insert(var);
-  for (const auto& [var, value] : a.apply.append) vars.insert(var);
-  return vars;
-}
-
-// The variables a change sets when it is an environment overlay alone, else nullopt.
-std::optional<std::set<std::string>> OverlayVariables(const ActionSpec& a) {
-  if (a.apply.kind != ApplySpec::Kind::kEnv && a.apply.kind != ApplySpec::Kind::kAppend) {
-    return std::nullopt;
-  }
-  return Variables(a);
-}
-
-// The kept node on the path of `at` that applied `key` (and no later drop took out), or null.
-const Node* KeptWith(const Tree& tree, NodeId at, const std::string& key) {
-  const Node* by = nullptr;
-  for (const Node* n : tree.Path(at)) {
-    if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
-    for (const std::string& k : AppliedKeys(*n)) {
-      if (k == key) by = n;
-    }
-    for (const std::string& k : RemovedKeys(*n)) {
-      if (k == key) by = nullptr;
-    }
-  }
-  return by;
-}
-
-// A change kept on the path that could be taken back out: the node that kept it and its key.
-struct Droppable {
-  const Node* kept;
-  std::string key;
-};
-
-// The changes on the path of `incumbent` a drop may take out, the latest keep first: an
-// environment overlay alone, whose variables no other applied change sets, that no applied
-// change requires. With `of`, only the changes that node applied.
-std::vector<Droppable> DroppableChanges(const Tree& tree, const Catalog& catalog, NodeId incumbent,
-                                        NodeId of) {
-  const std::set<std::string> applied = tree.AppliedActions(incumbent);
-  // How many applied changes set each variable, and what they require.
-  std::map<std::string, int> setters;
-  std::set<std::string> required;
-  for (const std::string& id : applied) {
-    const ActionSpec* a = catalog.FindAction(id);  // a parameter's "id[value]" is not an id
-    if (a == nullptr) continue;
-    for (const std::string& var : Variables(*a)) ++setters[var];
-    required.insert(a->requires_.begin(), a->requires_.end());
-  }
-  std::vector<const Node*> path = tree.Path(incumbent);
-  std::reverse(path.begin(), path.end());  // the latest keep first
-  std::vector<Droppable> out;
-  for (const Node* k : path) {
-    if (k->id == kRootId || k->outcome != Outcome::kKept || (of != kNoNode && k->id != of)) {
-      continue;
-    }
-    const std::vector<std::string> keys = AppliedKeys(*k);  // {id, key} and a companion's
-    for (size_t i = 0; i + 1 < keys.size(); i += 2) {
-      const std::string& id = keys[i];
-      const std::string& key = keys[i + 1];
-      if (!applied.count(key) || required.count(id)) continue;
-      const ActionSpec* a = catalog.FindAction(id);
-      std::optional<std::set<std::string>> vars = a ? OverlayVariables(*a) : std::nullopt;
-      if (!vars || std::any_of(vars->begin(), vars->end(),
-                               [&](const std::string& v) { return setters[v] > 1; })) {
-        continue;
-      }
-      out.push_back({k, key});
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent, NodeId of) {
-  std::set<std::string> dropped_here;  // tried or waiting at the incumbent (not a swap)
-  for (NodeId child : tree.Children(incumbent)) {
-    const Node* c = tree.Find(child);
-    std::optional<std::string> k = DroppedKey(*c);
-    if (k && !CompanionKey(*c)) dropped_here.insert(*k);
-  }
-  std::vector<Requeue> out;
-  for (const Droppable& d : DroppableChanges(tree, catalog, incumbent, of)) {
-    if (dropped_here.count(d.key)) continue;
-    Requeue q;
-    q.from = d.kept->id;
-    q.key = d.key;
-    q.move = Move::kDrop;
-    q.reason = "taken back out: " + d.key + " was kept at #" + std::to_string(d.kept->id) +
-               (d.kept->id == incumbent ? " with a companion that may pay alone"
-                                        : "; the keeps since may have made it cost");
-    out.push_back(std::move(q));
-  }
-  return out;
-}
-
-std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
-  const std::vector<Droppable> droppable = DroppableChanges(tree, catalog, incumbent, kNoNode);
-  if (droppable.empty()) return {};
-  std::set<std::pair<std::string, std::string>> tried;  // {taken out, put in} at the incumbent
-  for (NodeId child : tree.Children(incumbent)) {
-    const Node* c = tree.Find(child);
-    std::optional<std::string> out = DroppedKey(*c);
-    std::optional<std::string> in = CompanionKey(*c);
-    if (out && in) tried.insert({*out, *in});
-  }
-  std::map<std::string, Eligibility> without;  // each change's: the path without it
-  for (const Droppable& d : droppable) without.try_emplace(d.key, tree, catalog, incumbent, d.key);
-  // A swap kept on the path is not undone by the swap back: that comparison was made.
-  std::set<std::pair<std::string, std::string>> made;  // {put in, taken out}
-  for (const Node* p : tree.Path(incumbent)) {
-    std::optional<std::string> out = DroppedKey(*p);
-    std::optional<std::string> in = CompanionKey(*p);
-    if (p->outcome == Outcome::kKept && out && in) made.insert({*in, *out});
-  }
-  // One swap per change at a time (the next batch sees its result): two alternatives for one
-  // change in one parallel batch would land on each other once the first is kept.
-  std::set<std::string> swapped;
-  std::vector<Requeue> out;
-  auto take = [&](const std::string& in, const Droppable& d, NodeId from, const std::string& why) {
-    const std::string in_id = SplitCandidateKey(in).first;
-    if (in_id == SplitCandidateKey(d.key).first) return;  // another value: a re-tune's work
-    const Eligibility& e = without.at(d.key);
-    if (swapped.count(d.key) || made.count({d.key, in}) || e.Applied(in_id) || !e.Fits(in_id) ||
-        !tried.insert({d.key, in}).second) {
-      return;
-    }
-    swapped.insert(d.key);
-    Requeue q;
-    q.from = from;
-    q.key = d.key;
-    q.with = in;
-    q.move = Move::kDrop;
-    q.reason = "a swap (" + in + " in place of " + d.key + ", kept at #" +
-               std::to_string(d.kept->id) + "): " + why;
-    out.push_back(std::move(q));
-  };
-  // 1. Declared alternatives: a candidate that conflicts with a change kept on the path.
-  for (const Candidate& c : catalog.All()) {
-    for (const Droppable& d : droppable) {
-      const ActionSpec* kept = catalog.FindAction(SplitCandidateKey(d.key).first);
-      if (kept == nullptr) continue;
-      const auto& mine = c.action->conflicts;
-      if (std::find(mine.begin(), mine.end(), kept->id) != mine.end() ||
-          std::find(kept->conflicts.begin(), kept->conflicts.end(), c.action->id) !=
-              kept->conflicts.end()) {
-        take(c.key, d, d.kept->id, c.key + " conflicts with it: the alternative, measured");
-      }
-    }
-  }
-  // 2. A candidate whose latest try from a state on the path crashed at run time with the
-  // change on the path: the crash may be theirs together.
-  for (const auto& [key, x] : LatestSingleTries(tree, incumbent)) {
-    if (x->outcome != Outcome::kCrashed || x->critic.rca != "runtime_crash") continue;
-    const std::set<std::string> then = tree.AppliedActions(x->parent);
-    for (const Droppable& d : droppable) {
-      if (!then.count(d.key)) continue;
-      take(key, d, x->id,
-           "#" + std::to_string(x->id) + " crashed with it on the path; without it, it may not");
-    }
-  }
-  return out;
-}
-
-EnvOverlay OverlayWithout(const Tree& tree, const Catalog& catalog, NodeId at,
-                          const std::string& key) {
-  const Node* node = tree.Find(at);
-  EnvOverlay out = node != nullptr ? node->overlay : EnvOverlay{};
-  const Node* by = KeptWith(tree, at, key);
-  const ActionSpec* a = catalog.FindAction(SplitCandidateKey(key).first);
-  const Node* before = by != nullptr ? tree.Find(by->parent) : nullptr;
-  std::optional<std::set<std::string>> vars = a ? OverlayVariables(*a) : std::nullopt;
-  if (before == nullptr || !vars) return out;
-  for (const std::string& var : *vars) {
-    auto it = before->overlay.find(var);
-    if (it != before->overlay.end()) {
-      out[var] = it->second;
-    } else {
-      out.erase(var);
-    }
   }
   return out;
 }
