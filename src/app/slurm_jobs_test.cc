@@ -121,7 +121,9 @@ TEST(SlurmJobFiles, BatchScriptKeepsTheResultInTheJobFolder) {
   r.job_dir = dir + "/job";
   r.output_limit_bytes = 6;
   r.memory_limit_mb = 512;
-  r.command = "echo \"it's out\"; echo err1 >&2; echo err2 >&2; ulimit -v; exit 3";
+  // The pause between the two writes makes them two reads of the pipe: the cap counts bytes,
+  // not reads.
+  r.command = "echo \"it's out\"; echo err1 >&2; sleep 0.3; echo err2 >&2; ulimit -v; exit 3";
   Write(dir + "/job/script", SlurmBatchScript(r));
   const std::map<std::string, std::string> env = {
       {"PATH", "/usr/bin:/bin"}, {"SLURM_JOB_ID", "77"}, {"SLURMD_NODENAME", "cn7"}};
