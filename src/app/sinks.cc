@@ -8,7 +8,6 @@
 #include "app/run_logs.h"
 #include "report/live_status.h"
 #include "util/duration.h"
-#include "util/strings.h"
 
 namespace arbor {
 namespace {
