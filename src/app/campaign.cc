@@ -320,12 +320,19 @@ Result<int> RunCampaign(const RunOptions& options) {
   std::unique_ptr<JsonLinesSink> json_out;
   std::unique_ptr<JsonLinesSink> json_file;
   std::FILE* events = nullptr;
+  // A failure's line shows what its command printed (app/run_logs.h).
+  const FailedRunOf failed_runs = FailedRunsIn(paths.runs, &scrubber);
   if (!options.quiet) {
-    terminal = std::make_unique<TerminalSink>(stderr, isatty(STDERR_FILENO) != 0, spec.metric.name);
+    TerminalSink::Options terminal_options;
+    terminal_options.tty = isatty(STDERR_FILENO) != 0;
+    terminal_options.metric_name = spec.metric.name;
+    terminal_options.goal = spec.metric.goal;
+    terminal_options.failed_run = failed_runs;
+    terminal = std::make_unique<TerminalSink>(stderr, std::move(terminal_options));
     sink.Add(terminal.get());
   }
   if (options.json) {
-    json_out = std::make_unique<JsonLinesSink>(stdout);
+    json_out = std::make_unique<JsonLinesSink>(stdout, failed_runs);
     sink.Add(json_out.get());
   }
   if (!options.events_file.empty()) {
@@ -333,7 +340,7 @@ Result<int> RunCampaign(const RunOptions& options) {
     if (events == nullptr) {
       return MakeError("cannot open events file " + options.events_file, kExitUsage);
     }
-    json_file = std::make_unique<JsonLinesSink>(events);
+    json_file = std::make_unique<JsonLinesSink>(events, failed_runs);
     sink.Add(json_file.get());
   }
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "app/run_logs.h"
 #include "app/secrets.h"
 #include "app/slurm.h"
 #include "app/slurm_jobs.h"
@@ -255,12 +256,36 @@ std::string CommandTarget::Scrubbed(std::string text) const {
   return scrubber_ == nullptr ? text : scrubber_->Scrub(text);
 }
 
+void CommandTarget::RecordExit(const RunContext& ctx, const StepResult& step) const {
+  RecordRunExit(runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label, step);
+}
+
 StepResult CommandTarget::Build(const RunContext& ctx) {
   if (spec_->target.build.empty()) return StepResult{};
-  return Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
+  StepResult step = Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
+  RecordExit(ctx, step);
+  return step;
 }
 
 Measurement CommandTarget::Check(const RunContext& ctx) {
+  Measurement m = ReadCheck(ctx);
+  if (!spec_->target.check.empty()) RecordExit(ctx, m.step);
+  return m;
+}
+
+Measurement CommandTarget::Bench(const RunContext& ctx) {
+  Measurement m = ReadBench(ctx);
+  RecordExit(ctx, m.step);
+  return m;
+}
+
+ProfileResult CommandTarget::Profile(const RunContext& ctx) {
+  ProfileResult r = ReadProfile(ctx);
+  if (!spec_->target.profile.empty()) RecordExit(ctx, r.step);
+  return r;
+}
+
+Measurement CommandTarget::ReadCheck(const RunContext& ctx) {
   Measurement m;
   if (spec_->target.check.empty()) return m;
   Run run = Execute(ctx, "check", spec_->target.check, spec_->target.check_timeout_s);
@@ -278,7 +303,7 @@ Measurement CommandTarget::Check(const RunContext& ctx) {
   return m;
 }
 
-Measurement CommandTarget::Bench(const RunContext& ctx) {
+Measurement CommandTarget::ReadBench(const RunContext& ctx) {
   Measurement m;
   Run run = Execute(ctx, "bench", spec_->target.bench, spec_->target.bench_timeout_s);
   m.step = run.step;
@@ -314,7 +339,7 @@ Measurement CommandTarget::Bench(const RunContext& ctx) {
   return m;
 }
 
-ProfileResult CommandTarget::Profile(const RunContext& ctx) {
+ProfileResult CommandTarget::ReadProfile(const RunContext& ctx) {
   ProfileResult r;
   if (spec_->target.profile.empty()) return r;
   Run run = Execute(ctx, "profile", spec_->target.profile, spec_->target.profile_timeout_s);

@@ -1,7 +1,8 @@
 // CommandTarget: the Target port over the user's shell commands, run by exec/'s Runner.
 //
-// Each run gets its own folder runs/n<node>/<label>/ holding stdout, stderr and $ARBOR_OUT,
-// a minimal environment (an allowlist of the caller's variables, then the campaign's env and
+// Each run gets its own folder runs/n<node>/<label>/ (stdout, stderr, $ARBOR_OUT and, once the
+// step's result is final, `exit`: how it ended, read back by app/run_logs.h), a minimal
+// environment (an allowlist of the caller's variables, then the campaign's env and
 // the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT / ARBOR_REPETITION), and
 // the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
 // job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
@@ -85,6 +86,13 @@ class CommandTarget : public Target {
   void ScrubLogs(const std::string& out_dir) const;
   // The failed run's tail; detail and tail scrubbed.
   void Finish(Run* run) const;
+  // Check, Bench and Profile before their result is recorded: the command's run and what was
+  // read from it (the accuracy, the metric, the profile).
+  Measurement ReadCheck(const RunContext& ctx);
+  Measurement ReadBench(const RunContext& ctx);
+  ProfileResult ReadProfile(const RunContext& ctx);
+  // How the step of `ctx` ended, final (app/run_logs.h): its folder's `exit`.
+  void RecordExit(const RunContext& ctx, const StepResult& step) const;
   // The measurement's allocation, obtained on first use ("" when salloc failed).
   std::string Allocation(double timeout_s);
   // `text` without secrets (unchanged when no scrubber is set).

@@ -10,6 +10,8 @@
 #include "app/dashboard_source.h"
 #include "app/reading.h"
 #include "app/report_inputs.h"
+#include "app/run_logs.h"
+#include "app/secrets.h"
 #include "arbor/exit_codes.h"
 #include "dashboard/api.h"
 #include "dashboard/server.h"
@@ -21,7 +23,8 @@ namespace {
 
 class StoreSource : public DashboardSource {
  public:
-  explicit StoreSource(OpenedCampaign* campaign) : c_(campaign) {}
+  explicit StoreSource(OpenedCampaign* campaign)
+      : c_(campaign), scrubber_(ScrubberFromEnv(campaign->spec.secrets)) {}
 
   Result<CampaignView> LoadView() override { return LoadCampaignView(c_); }
 
@@ -30,7 +33,7 @@ class StoreSource : public DashboardSource {
   }
 
   Result<NodeDetail> LoadDetail(const Node& node) override {
-    NodeDetail d{node, {}, {}, {}, {}};
+    NodeDetail d{node, {}, {}, {}, {}, {}};
     auto samples = c_->store->LoadSamples(node.id);
     if (!samples.ok()) return samples.error();
     auto profile = c_->store->LoadProfile(node.id);
@@ -40,7 +43,8 @@ class StoreSource : public DashboardSource {
     d.samples = std::move(*samples);
     d.profile = std::move(*profile);
     d.events = std::move(*events);
-    d.logs = ReadLogs(c_->paths.runs, node.id);
+    d.logs = ReadLogs(c_->paths.runs, node.id, scrubber_);
+    d.failed_run = ReadFailedRun(c_->paths.runs, node.id, node.outcome, scrubber_);
     return d;
   }
 
@@ -56,6 +60,7 @@ class StoreSource : public DashboardSource {
 
  private:
   OpenedCampaign* c_;
+  const Scrubber scrubber_;  // the campaign's [secrets], for the logs it reads
 };
 
 }  // namespace

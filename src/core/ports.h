@@ -315,6 +315,7 @@ struct Progress {
   std::string action;  // candidate key
   Step step = Step::kNone;
   std::optional<double> best;
+  std::optional<double> baseline;  // the root's metric: the best's speedup is over it
   double elapsed_s = 0;
   int nodes_done = 0;
   int max_nodes = 0;
