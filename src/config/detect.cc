@@ -41,7 +41,8 @@ Bench FromUser(const std::string& command, const Plan& plan) {
   }
   if (tool == "hyperfine") {
     b.kind = Bench::Kind::kHyperfine;
-    if (!Contains(command, "--export-json")) b.command += " --export-json \"$ARBOR_OUT/metrics.json\"";
+    if (!Contains(command, "--export-json"))
+      b.command += " --export-json \"$ARBOR_OUT/metrics.json\"";
   } else if (tool == "wrk") {
     b.kind = Bench::Kind::kWrk;
   } else if (tool == "fio") {
@@ -78,8 +79,7 @@ Metric MetricFor(const Bench& b) {
               "Requests per second of wrk's report; a run with non-2xx/3xx responses gives\n"
               "no reading."};
     case Bench::Kind::kFio:
-      return {"iops", "max", "preset:fio",
-              Contains(b.command, "time_based") ? "duration" : "work",
+      return {"iops", "max", "preset:fio", Contains(b.command, "time_based") ? "duration" : "work",
               "I/O operations per second, summed over fio's jobs."};
     case Bench::Kind::kWallTime:
       break;
@@ -198,8 +198,8 @@ Result<Detection> Detect(const RepoFiles& repo, const HostFacts& host,
   d.found.push_back("check: " + (plan->check.empty() ? std::string("none found (the check "
                                                                    "always passes)")
                                                      : plan->check));
-  d.found.push_back("benchmark: " + bench->what + ", metric " + metric.name + " (" +
-                    metric.source + ")");
+  d.found.push_back("benchmark: " + bench->what + ", metric " + metric.name + " (" + metric.source +
+                    ")");
   for (size_t i = 1; i < plan->benches.size() && options.bench.empty(); ++i) {
     d.found.push_back("also a benchmark: " + plan->benches[i].what + " (not used)");
   }
@@ -248,8 +248,9 @@ Result<Detection> Detect(const RepoFiles& repo, const HostFacts& host,
     if (!plan->check_note.empty()) t += Comment(plan->check_note);
     t += "check = " + TomlString(plan->check) + "\n";
   }
-  t += Comment(bench->what + ". $RUN_PREFIX is empty in the baseline; an action may put a\n" +
-               "launcher there (taskset).");
+  t += Comment(bench->what +
+               ".\n$RUN_PREFIX is empty in the baseline; an action may put a launcher there "
+               "(taskset).");
   t += "bench = " + TomlString(bench_command) + "\n";
   t += "profile = \"\"\ntimeout = \"20m\"\n";
   std::vector<std::string> env;
@@ -257,8 +258,8 @@ Result<Detection> Detect(const RepoFiles& repo, const HostFacts& host,
   t += "env = { " + Join(env, ", ") + (env.empty() ? "}" : " }") + "\n";
   t += "\n[metric]\n" + Comment(metric.note);
   t += "name = " + TomlString(metric.name) + "\ngoal = " + TomlString(metric.goal) +
-       "\nsource = " + TomlString(metric.source) + "\nrepetitions = 5\nfixed = " +
-       TomlString(metric.fixed) + "\n";
+       "\nsource = " + TomlString(metric.source) +
+       "\nrepetitions = 5\nfixed = " + TomlString(metric.fixed) + "\n";
   t += "\n[search]\nmax_nodes = 60\nmax_time = \"2h\"\n";
   t += "\n[kb]\nworkload = " + TomlString(name) + "\n";
   t += "\n# Starter actions (actions/*.toml in Arbor's source): what fits this project and this\n"

@@ -40,8 +40,8 @@ struct DetectOptions {
 
 struct Detection {
   BuildSystem system = BuildSystem::kCMake;
-  std::string campaign_text;       // the whole campaign file
-  std::vector<std::string> found;  // "build: CMake (CMakeLists.txt)", ... for the user
+  std::string campaign_text;         // the whole campaign file
+  std::vector<std::string> found;    // "build: CMake (CMakeLists.txt)", ... for the user
   std::vector<std::string> skipped;  // starter actions left out, with why
   std::vector<std::string> actions;  // starter actions written
 };

@@ -26,8 +26,8 @@ struct Plan {
   std::string build_note;  // comment lines above it, '\n'-separated
   std::string check;       // the check command
   std::string check_note;
-  std::vector<Bench> benches;              // found, best first
-  std::map<std::string, std::string> env;  // the baseline environment
+  std::vector<Bench> benches;                     // found, best first
+  std::map<std::string, std::string> env;         // the baseline environment
   std::string opt_levels = R"(["2", "3", "s"])";  // levels other than the build's own
   bool openmp = false;
   bool compiler_actions = true;  // c-cxx.toml applies (its flags reach the compiler)

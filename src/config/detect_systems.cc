@@ -172,7 +172,7 @@ std::optional<Plan> CMakePlan(const RepoFiles& repo) {
       "\"-DCMAKE_C_FLAGS_RELEASE=-DNDEBUG $CFLAGS $pgo\" "
       "\"-DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG $CXXFLAGS $pgo\" "
       "\"-DCMAKE_EXE_LINKER_FLAGS=$LDFLAGS\" \"-DCMAKE_SHARED_LINKER_FLAGS=$LDFLAGS\"\n"
-      "cmake --build build --parallel \"$(nproc)\"";
+      "cmake --build build --parallel $(nproc)";
   plan.build_note =
       "A Release build in build/ whose flags are $CFLAGS and $CXXFLAGS (-O3 in the baseline,\n"
       "as CMake's Release) and $LDFLAGS, so that the compiler actions below apply; with\n"
@@ -188,9 +188,9 @@ std::optional<Plan> CMakePlan(const RepoFiles& repo) {
     if (custom_output_dir) {
       path = "\"$(find build -type f -name '" + target + "' -perm -u+x | head -n 1)\"";
     }
-    plan.benches.push_back({Bench::Kind::kGoogleBenchmark, path + " --benchmark_format=json",
-                            "Google Benchmark executable " + target + " (" +
-                                executables[target] + ")"});
+    plan.benches.push_back(
+        {Bench::Kind::kGoogleBenchmark, path + " --benchmark_format=json",
+         "Google Benchmark executable " + target + " (" + executables[target] + ")"});
   }
   if (!bench_target.empty()) {
     plan.benches.push_back({Bench::Kind::kWallTime, "cmake --build build --target " + bench_target,
@@ -263,8 +263,8 @@ std::optional<Plan> MesonPlan(const RepoFiles& repo) {
     plan.check_note = "The project's tests (meson test).";
   }
   if (benchmarks) {
-    plan.benches.push_back({Bench::Kind::kWallTime, "meson test -C build --benchmark",
-                            "Meson benchmark() entries"});
+    plan.benches.push_back(
+        {Bench::Kind::kWallTime, "meson test -C build --benchmark", "Meson benchmark() entries"});
   }
   return plan;
 }
@@ -287,8 +287,9 @@ std::optional<Plan> CargoPlan(const RepoFiles& repo) {
       "RUSTFLAGS.";
   if (benches) {
     plan.build += " && cargo bench --no-run";
-    plan.build_note += "\nThe benchmarks are compiled here, so that their run is all the bench\n"
-                       "command times.";
+    plan.build_note +=
+        "\nThe benchmarks are compiled here, so that their run is all the bench\n"
+        "command times.";
     plan.benches.push_back(
         {Bench::Kind::kWallTime, "cargo bench", "cargo bench ([[bench]] or benches/)"});
   }
@@ -303,7 +304,7 @@ std::optional<Plan> MakePlan(const RepoFiles& repo, const std::string& makefile)
   Plan plan;
   plan.system = BuildSystem::kMake;
   plan.found = "Make (" + makefile + ")";
-  plan.build = "make -j\"$(nproc)\"";
+  plan.build = "make -j$(nproc)";
   plan.build_note =
       "make reads $CFLAGS, $CXXFLAGS and $LDFLAGS from the environment when the Makefile\n"
       "sets them with ?= or += or not at all.";

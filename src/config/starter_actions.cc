@@ -34,8 +34,8 @@ std::vector<std::string> Words(std::string_view s) {
 }
 
 // The preamble (the file's opening comment) and its blocks.
-Result<std::pair<std::vector<std::string>, std::vector<Block>>> SplitBlocks(
-    std::string_view file, std::string_view text) {
+Result<std::pair<std::vector<std::string>, std::vector<Block>>> SplitBlocks(std::string_view file,
+                                                                            std::string_view text) {
   std::vector<std::string> lines = Split(text, '\n');
   std::vector<size_t> starts;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -44,9 +44,9 @@ Result<std::pair<std::vector<std::string>, std::vector<Block>>> SplitBlocks(
     while (start > 0 && StartsWith(lines[start - 1], "#")) --start;
     starts.push_back(start);
   }
-  std::vector<std::string> preamble(lines.begin(),
-                                    lines.begin() + static_cast<std::ptrdiff_t>(
-                                                        starts.empty() ? lines.size() : starts[0]));
+  std::vector<std::string> preamble(
+      lines.begin(),
+      lines.begin() + static_cast<std::ptrdiff_t>(starts.empty() ? lines.size() : starts[0]));
   std::vector<Block> blocks;
   for (size_t b = 0; b < starts.size(); ++b) {
     const size_t end = b + 1 < starts.size() ? starts[b + 1] : lines.size();
@@ -183,8 +183,8 @@ std::vector<std::string> Needed(const std::string& kind) {
   std::set<std::string> out;
   for (const EmbeddedText& t : StarterCatalogueFiles()) {
     for (const std::string& line : Split(t.text, '\n')) {
-      std::vector<std::string> w = StartsWith(line, "#@") ? Words(line.substr(2))
-                                                          : std::vector<std::string>{};
+      std::vector<std::string> w =
+          StartsWith(line, "#@") ? Words(line.substr(2)) : std::vector<std::string>{};
       if (w.size() == 4 && w[0] == "needs" && w[1] == kind) out.insert(w[2]);
     }
   }

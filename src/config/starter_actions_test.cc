@@ -118,8 +118,9 @@ TEST(StarterActions, WhatIsNotInstalledIsWrittenCommentedOutWithTheReason) {
                        "libjemalloc2)"));
   EXPECT_TRUE(Contains(a->skipped,
                        "affinity.taskset: taskset is not on PATH (apt-get install util-linux)"));
-  EXPECT_TRUE(Contains(a->skipped, "threads.omp: the project does not use OpenMP (none in its "
-                                   "build files)"));
+  EXPECT_TRUE(Contains(a->skipped,
+                       "threads.omp: the project does not use OpenMP (none in its "
+                       "build files)"));
   EXPECT_NE(a->text.find("# skipped: libjemalloc.so.2 is not installed (apt-get install "
                          "libjemalloc2)\n"),
             std::string::npos);
