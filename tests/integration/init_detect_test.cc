@@ -104,13 +104,15 @@ TEST(IntegrationInitDetect, FreshCloneOfACMakeProjectRunsTenNodesAsWritten) {
   ProcResult status = ws.Git({"status", "--porcelain"});
   EXPECT_EQ(status.out, "") << status.Describe();
 
-  ProcResult run = ws.Arbor({"run", "arbor.toml", "--max-nodes", "10", "--quiet"}, {}, 1500);
+  // About 5 minutes on a loaded 2-core machine (the Critic raises the repetitions of a noisy
+  // benchmark); under ctest's 900 s limit with room to spare.
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--max-nodes", "10", "--quiet"}, {}, 840);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   std::vector<TreeNode> nodes = LoadTree(ws);
   int evaluated = 0;
   for (const TreeNode& n : nodes) {
     if (n.id == 1) {
-      EXPECT_EQ(n.outcome, "kept") << DescribeTree(nodes);  // the baseline built and measured
+      EXPECT_EQ(n.outcome, "baseline") << DescribeTree(nodes);  // it built and measured
       EXPECT_TRUE(n.metric.is_number()) << DescribeTree(nodes);
       continue;
     }
