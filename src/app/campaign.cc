@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +28,6 @@
 #include "app/slurm_jobs.h"
 #include "arbor/exit_codes.h"
 #include "config/campaign_loader.h"
-#include "config/template.h"
 #include "core/critic_gate.h"
 #include "core/gate.h"
 #include "core/orchestrator.h"
@@ -383,26 +381,6 @@ Result<int> RunCampaign(const RunOptions& options) {
     return kExitNothingEvaluated;
   }
   return kExitOk;
-}
-
-Result<std::string> InitCommand(const std::string& file, bool force) {
-  if (fs::exists(file) && !force) {
-    return MakeError(file + " exists; use --force to overwrite it", kExitUsage);
-  }
-  std::string name = fs::absolute(file).parent_path().filename().string();
-  std::string clean;
-  for (char c : name)
-    clean +=
-        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '-';
-  if (clean.empty()) clean = "campaign";
-  std::ofstream out(file, std::ios::trunc);
-  out << CampaignTemplate(clean);
-  if (!out) return MakeError("cannot write " + file, kExitState);
-  return "wrote " + file + ": next steps\n" +
-         "  1. edit the [target] commands, the [metric] and the [[action]] list\n" +
-         "  2. arbor try    runs each command once as a campaign would, shows what it printed\n" +
-         "                 and the metric read from it, and stores nothing\n" +
-         "  3. arbor run    once `arbor try` says ready\n";
 }
 
 int WatchdogProcess() { return WatchdogMain(3); }

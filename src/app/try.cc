@@ -147,7 +147,7 @@ void PrintNoMetric(TryPrinter& p, const CampaignSpec& spec, const Measurement& m
   p.Line("  no metric: " + EscapeControlChars(m.step.detail));
   const std::string out_dir = m.step.log_dir;
   const std::string metrics_file = ReadTail(out_dir + "/out/metrics.json", kRegexWindowBytes);
-  const bool file = spec.metric.source.kind == MetricSource::Kind::kJson && !metrics_file.empty();
+  const bool file = ReadsMetricsFile(spec.metric.source) && !metrics_file.empty();
   if (file) {
     p.Line("  read from: $ARBOR_OUT/metrics.json (it beats stdout when the command writes it)");
     return p.Tail("text it tried to match", out_dir + "/out/metrics.json");

@@ -111,7 +111,7 @@ Status ReadGuards(const Section& metric, std::vector<Guard>* guards) {
     Section s(metric.file(), *table, "metric.guard", "in [[metric.guard]]");
     ARBOR_TRY(s.CheckKeys({"name", "source", "min", "max"}));
     ARBOR_TRY(s.Require("name", "a name like \"p99_ms\""));
-    ARBOR_TRY(s.Require("source", "\"json:PATH\" or \"regex:PATTERN\""));
+    ARBOR_TRY(s.Require("source", "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""));
     Guard guard;
     ARBOR_TRY(s.ReadNonEmptyString("name", &guard.name));
     for (const Guard& other : *guards) {
@@ -143,7 +143,7 @@ Status ReadMetric(const Section& root, MetricSpec* metric) {
   Section s(root.file(), *table, "metric", "in [metric]");
   ARBOR_TRY(s.CheckKeys(
       {"name", "goal", "source", "target", "repetitions", "work", "guard", "min", "max", "fixed"}));
-  ARBOR_TRY(s.Require("source", "\"json:PATH\" or \"regex:PATTERN\""));
+  ARBOR_TRY(s.Require("source", "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""));
   ARBOR_TRY(s.ReadNonEmptyString("name", &metric->name));
   std::string goal = "max";
   ARBOR_TRY(s.ReadString("goal", &goal));

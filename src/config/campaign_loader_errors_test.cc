@@ -99,17 +99,17 @@ const Row kRows[] = {
      "c.toml:5:9: invalid environment variable name 'A-B' in target.env; expected letters, "
      "digits and '_', not starting with a digit"},
     {"missing_metric_source", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\n",
-     "c.toml:5:1: missing required key 'source' in [metric]; expected \"json:PATH\" or "
-     "\"regex:PATTERN\""},
+     "c.toml:5:1: missing required key 'source' in [metric]; expected \"json:PATH\", "
+     "\"regex:PATTERN\" or \"preset:TOOL\""},
     {"bad_source_prefix",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"xml:a\"\n",
      "c.toml:6:10: invalid metric.source \"xml:a\": unknown prefix 'xml'; expected "
-     "\"json:PATH\" or \"regex:PATTERN\""},
+     "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""},
     // Found by tests/fuzz/campaign_fuzz: a TOML string holding a newline made a two-line error.
     {"newline_in_source",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"json\\n:a.b\"\n",
      "c.toml:6:10: invalid metric.source \"json\\n:a.b\": unknown prefix 'json\\n'; expected "
-     "\"json:PATH\" or \"regex:PATTERN\""},
+     "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""},
     {"regex_without_group",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"regex:[0-9]+\"\n",
      "c.toml:6:10: invalid metric.source \"regex:[0-9]+\": the pattern has no capture group; "

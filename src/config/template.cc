@@ -131,7 +131,9 @@ apply = { env = { OMP_NUM_THREADS = "{value}" } }
 #   apply = { agent = "kernel", goal = "Fuse RMSNorm into the next matmul" }  # a specialist
 )toml";
 
-std::string SanitizeName(const std::string& name) {
+}  // namespace
+
+std::string SanitizeCampaignName(const std::string& name) {
   std::string out;
   for (char c : name) out += IsNameChar(c) ? c : '-';
   while (out.find("..") != std::string::npos) out = ReplaceAll(out, "..", ".");
@@ -140,10 +142,8 @@ std::string SanitizeName(const std::string& name) {
   return IsValidCampaignName(out) ? out : "campaign";
 }
 
-}  // namespace
-
 std::string CampaignTemplate(const std::string& name) {
-  return ReplaceAll(std::string(kTemplate), "@NAME@", SanitizeName(name));
+  return ReplaceAll(std::string(kTemplate), "@NAME@", SanitizeCampaignName(name));
 }
 
 }  // namespace arbor

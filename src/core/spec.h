@@ -14,9 +14,11 @@ namespace arbor {
 
 // Where a metric is read from in a command's stdout (or $ARBOR_OUT/metrics.json).
 struct MetricSource {
-  enum class Kind { kJson, kRegex };
+  enum class Kind { kJson, kRegex, kPreset };
   Kind kind = Kind::kJson;
-  std::string expr;  // "throughput.tok_per_s" for kJson; the pattern for kRegex (group 1)
+  // "throughput.tok_per_s" for kJson; the pattern for kRegex (group 1); for kPreset what
+  // follows "preset:" (util/metric_presets.h)
+  std::string expr;
   std::string text;  // as written: "json:throughput.tok_per_s"
 };
 
