@@ -79,10 +79,10 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
 int KillOrphans();
 
 // For a signal handler that ends the process at once (async-signal-safe: no lock, no
-// allocation): SIGKILL to the process group of every command running now. What a command
-// moved out of its group (a double-forked daemon, a `setsid` child) is not reached: the
-// watchdog (watchdog.h) kills what stayed in the command's session once Arbor is gone, the
-// next run's KillProcessesWithin sweep the rest (docs/reliability.md).
+// allocation): SIGKILL to the process group of every command running now, then to every
+// descendant of this process (the watchdog excepted), which includes what a command moved out
+// of its group and session (a double-forked daemon, a `setsid` child): this process is a
+// subreaper, so such orphans are its children until it exits (docs/reliability.md).
 void KillRunningCommandsFromSignal();
 
 // "" when RunSpec::max_processes can be enforced on this machine, else a one-line reason (for
