@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "exec/git_cli.h"
 #include "exec/patch_policy.h"
 #include "specialists/agent_report.h"
 #include "specialists/llm_answer.h"
@@ -133,8 +134,9 @@ std::string StepProblem(std::string_view step, const StepResult& r) {
 struct RoundOutcome {
   enum class Kind { kDone, kRetry, kFatal };
   Kind kind = Kind::kDone;
-  std::string message;  // kRetry: the problem to feed back; kFatal: the diagnosis
-  AgentReport report;   // kDone
+  std::string message;               // kRetry: the problem to feed back; kFatal: the diagnosis
+  AgentReport report;                // kDone
+  std::vector<std::string> ignored;  // kDone: files the repository ignores, staged anyway
 };
 
 RoundOutcome Retry(std::string message) {
@@ -192,6 +194,11 @@ RoundOutcome Attempt(const CampaignSpec& spec, const SpecialistSpec& config, Tar
   if (Status ok = WriteFiles(task.worktree, answer->files); !ok) {
     return Retry("the files could not be written: " + ok.error().message);
   }
+  std::vector<std::string> written = PatchTargets(answer->diff);
+  for (const FileBlock& f : answer->files) written.push_back(f.path);
+  Result<std::vector<std::string>> ignored = StageIgnoredPaths(task.worktree, written);
+  if (!ignored) return Fatal("llm: " + ignored.error().message);
+  done.ignored = std::move(*ignored);
   if (target == nullptr) return done;
 
   RunContext ctx;
@@ -256,6 +263,7 @@ SpecialistResult LlmSpecialist::Implement(const Task& task, std::string_view pro
       AgentReport& report = outcome.report;
       for (const auto& [name, value] : report.env) result.overlay[name] = value;
       if (!report.summary.empty()) result.summary = report.summary;
+      if (!outcome.ignored.empty()) result.summary += "; " + IgnoredPathsWarning(outcome.ignored);
       result.confidence = report.confidence;
       result.findings = std::move(report.findings);
       result.questions = std::move(report.questions);
