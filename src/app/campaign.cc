@@ -299,8 +299,18 @@ Result<int> RunCampaign(const RunOptions& options) {
     }
     target.set_slurm_jobs(paths.state_dir + "/jobs", &left);
   }
+  // The [llm] budget is a hard cap on each request (specialists/llm_budget.h), counted from
+  // what earlier runs of the campaign spent.
+  auto meta = store->LoadMeta();
+  if (!meta.ok()) return WithCode(meta.error(), kExitStore);
+  std::unique_ptr<LlmBudgetGuard> llm_budget;
+  if (spec.llm.max_tokens > 0 || spec.llm.max_cost > 0) {
+    const CampaignMeta spent = meta->value_or(CampaignMeta{});
+    llm_budget = std::make_unique<LlmBudgetGuard>(
+        spec.llm, spent.llm_prompt_tokens + spent.llm_completion_tokens, spent.llm_cost);
+  }
   std::unique_ptr<SpecialistRouter> specialist =
-      MakeSpecialists(&spec, &target, paths.runs, &secrets.scrubber());
+      MakeSpecialists(&spec, &target, paths.runs, &secrets.scrubber(), llm_budget.get());
   // The Critic's statistical gate; the plain median comparison exists for ablations only and
   // the campaign records which one it was started with (it cannot change mid-campaign).
   CriticGate critic_gate;
