@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -120,6 +121,24 @@ std::vector<std::string> CheckAll(const TempWorkspace& ws, CampaignKind kind,
   CheckPreserved(prev, now, &found);
   CheckGit(ws, kind, now, &found);
   return found;
+}
+
+// The orphan check must see what it exists for: a process left working in a campaign's folder
+// (a stand-in for a command a killed engine left) is found, reported and killed.
+void CheckTheOrphanCheck(Stats* stats) {
+  TempWorkspace ws;
+  auto left = std::make_unique<integration::Process>(
+      std::vector<std::string>{"/bin/sleep", "3607.5"}, ws.root(), integration::EnvMap{});
+  const std::string cmdline = "/proc/" + std::to_string(left->pid()) + "/cmdline";
+  for (int i = 0; i < 200 && integration::ReadFile(cmdline).find("3607.5") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until it has exec'ed
+  }
+  std::vector<std::string> found = Orphans(ws, 0.2);
+  if (found.size() != 1 || found[0].find("3607.5") == std::string::npos) {
+    Violation(stats, "self-check", {"the orphan check missed a process left in the folder"});
+  }
+  left->Wait(10);
 }
 
 // The uninterrupted run: its tree is what every killed campaign must end with.
@@ -319,6 +338,7 @@ int main(int argc, char** argv) {
   if (opt.per_campaign == 0) opt.per_campaign = std::max(10, opt.kills / 25);
   Seconds();
   Stats stats;
+  CheckTheOrphanCheck(&stats);
   std::mt19937_64 rng(opt.seed);
   std::map<CampaignKind, std::string> reference;
   reference[CampaignKind::kToy] = Reference(CampaignKind::kToy, opt, &stats);
