@@ -274,13 +274,9 @@ Result<int> RunCampaign(const RunOptions& options) {
   }
 
   // Secrets ([secrets] env and every api_key_env) never reach the store, the knowledge base,
-  // logs, live events or a model (docs/secrets.md).
-  Scrubber scrubber = ScrubberFromEnv(spec.secrets);
-  std::unique_ptr<ScrubbingStore> scrubbing;
-  if (!scrubber.empty()) {
-    scrubbing = std::make_unique<ScrubbingStore>(store, &scrubber);
-    store = scrubbing.get();
-  }
+  // a file under the state folder, live events or a model (docs/secrets.md).
+  SecretsLayer secrets(spec.secrets);
+  store = secrets.Wrap(store);
   CommandTarget target(&spec, paths.runs, job_name);
   Reconciliation left;  // the jobs a killed run left (app/slurm_jobs.h), claimed by steps
   if (slurm) {
@@ -301,9 +297,18 @@ Result<int> RunCampaign(const RunOptions& options) {
     }
     target.set_slurm_jobs(paths.state_dir + "/jobs", &left);
   }
-  if (!scrubber.empty()) target.set_scrubber(&scrubber);
+  // The [llm] budget is a hard cap on each request (specialists/llm_budget.h), counted from
+  // what earlier runs of the campaign spent.
+  auto meta = store->LoadMeta();
+  if (!meta.ok()) return WithCode(meta.error(), kExitStore);
+  std::unique_ptr<LlmBudgetGuard> llm_budget;
+  if (spec.llm.max_tokens > 0 || spec.llm.max_cost > 0) {
+    const CampaignMeta spent = meta->value_or(CampaignMeta{});
+    llm_budget = std::make_unique<LlmBudgetGuard>(
+        spec.llm, spent.llm_prompt_tokens + spent.llm_completion_tokens, spent.llm_cost);
+  }
   std::unique_ptr<SpecialistRouter> specialist =
-      MakeSpecialists(&spec, &target, paths.runs, &scrubber);
+      MakeSpecialists(&spec, &target, paths.runs, &secrets.scrubber(), llm_budget.get());
   // The Critic's statistical gate; the plain median comparison exists for ablations only and
   // the campaign records which one it was started with (it cannot change mid-campaign).
   CriticGate critic_gate;
@@ -311,8 +316,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   Gate& gate = spec.critic.enabled ? static_cast<Gate&>(critic_gate) : median_gate;
   SteadyClock clock;
   TeeSink tee;
-  ScrubbingEventSink scrubbing_sink(&tee, &scrubber);
-  EventSink& sink_port = scrubber.empty() ? static_cast<EventSink&>(tee) : scrubbing_sink;
+  EventSink& sink_port = *secrets.Wrap(&tee);
   TeeSink& sink = tee;
   std::unique_ptr<TerminalSink> terminal;
   std::unique_ptr<JsonLinesSink> json_out;
@@ -344,15 +348,8 @@ Result<int> RunCampaign(const RunOptions& options) {
 
   KbContext kb_context;
   std::unique_ptr<KbStore> kb = OpenKnowledgeBase(spec, options, paths.db, &kb_context);
-  KnowledgeBase* kb_port = kb.get();
-  std::unique_ptr<ScrubbingKnowledgeBase> scrubbing_kb;
-  if (kb && !scrubber.empty()) {
-    scrubbing_kb = std::make_unique<ScrubbingKnowledgeBase>(kb.get(), &scrubber);
-    kb_port = scrubbing_kb.get();
-  }
-  ScrubbingWorkspace scrubbing_workspace(&workspace, &scrubber);
-  Workspace* workspace_port =
-      scrubber.empty() ? static_cast<Workspace*>(&workspace) : &scrubbing_workspace;
+  KnowledgeBase* kb_port = secrets.Wrap(kb.get());
+  Workspace* workspace_port = secrets.Wrap(&workspace);
   Orchestrator orchestrator(spec, Ports{store, workspace_port, &target, specialist.get(), &gate,
                                         &clock, &sink_port, kb_port, kb_context});
   g_running.store(&orchestrator);

@@ -4,7 +4,6 @@
 #include <filesystem>
 
 #include "app/run_logs.h"
-#include "app/secrets.h"
 #include "app/slurm.h"
 #include "app/slurm_jobs.h"
 #include "formats/importers.h"
@@ -122,6 +121,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   rs.output_limit_bytes = static_cast<long long>(spec_->target.output_limit_mb * 1024 * 1024);
   rs.stdout_path = run.out_dir + "/stdout";
   rs.stderr_path = run.out_dir + "/stderr";
+  rs.kept_paths = {run.out_dir};  // $ARBOR_OUT too: scrubbed before metrics are read from it
   run.stdout_path = rs.stdout_path;
   const std::string job_id_file = run.out_dir + "/slurm-job";
   if (batch) {
@@ -162,7 +162,6 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     run.step.detail = Scrubbed(r.error().message);
     return run;
   }
-  ScrubLogs(run.out_dir);
   run.step.duration_s = r->duration_s;
   switch (r->status) {
     case RunResult::Status::kExited:
@@ -204,15 +203,6 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   return run;
 }
 
-void CommandTarget::ScrubLogs(const std::string& out_dir) const {
-  if (scrubber_ == nullptr) return;
-  std::error_code ec;
-  for (const std::string& log : {out_dir + "/stdout", out_dir + "/stderr"}) {
-    // A log that cannot be scrubbed must not be kept: the secret would outlive the run.
-    if (!ScrubFileInPlace(log, *scrubber_).ok()) fs::remove(log, ec);
-  }
-}
-
 void CommandTarget::Finish(Run* run) const {
   if (!run->step.ok()) {
     run->step.tail = ReadTail(run->out_dir + "/stderr", 2048);
@@ -250,10 +240,6 @@ std::string CommandTarget::Allocation(double timeout_s) {
   // Without an allocation each run is its own job (and may land on another node).
   allocation_failed_ = allocation_.empty();
   return allocation_;
-}
-
-std::string CommandTarget::Scrubbed(std::string text) const {
-  return scrubber_ == nullptr ? text : scrubber_->Scrub(text);
 }
 
 void CommandTarget::RecordExit(const RunContext& ctx, const StepResult& step) const {

@@ -7,7 +7,9 @@
 // the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
 // job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
 // profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
-// parser's one-line reason.
+// parser's one-line reason. Everything a run keeps — its folder, the step's tail and detail —
+// is scrubbed of secrets by the process's installed Scrubber (exec/scrubbing.h) as soon as
+// the command ends, before metrics or profiles are read from it.
 #pragma once
 
 #include <map>
@@ -19,7 +21,7 @@
 #include "core/ports.h"
 #include "core/spec.h"
 #include "exec/runner.h"
-#include "util/secrets.h"
+#include "exec/scrubbing.h"
 
 namespace arbor {
 
@@ -48,10 +50,6 @@ class CommandTarget : public Target {
     jobs_dir_ = std::move(jobs_dir);
     left_ = left;
   }
-
-  // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
-  // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.
-  void set_scrubber(const Scrubber* scrubber) { scrubber_ = scrubber; }
 
   // The variables of Arbor's own environment a target command may see.
   static std::map<std::string, std::string> InheritedEnv();
@@ -82,8 +80,6 @@ class CommandTarget : public Target {
   Run FromJobFolder(const RunContext& ctx, const LeftJob& job) const;
   // The step's exit from a shell's exit code (128+N: killed by signal N).
   static void SetExitCode(int code, StepResult* step);
-  // Scrubs the run's stdout/stderr in `out_dir` (when a scrubber is set).
-  void ScrubLogs(const std::string& out_dir) const;
   // The failed run's tail; detail and tail scrubbed.
   void Finish(Run* run) const;
   // Check, Bench and Profile before their result is recorded: the command's run and what was
@@ -95,13 +91,12 @@ class CommandTarget : public Target {
   void RecordExit(const RunContext& ctx, const StepResult& step) const;
   // The measurement's allocation, obtained on first use ("" when salloc failed).
   std::string Allocation(double timeout_s);
-  // `text` without secrets (unchanged when no scrubber is set).
-  std::string Scrubbed(std::string text) const;
+  // `text` without secrets (exec/scrubbing.h; unchanged when no Scrubber is installed).
+  static std::string Scrubbed(std::string text) { return ScrubInstalled(std::move(text)); }
 
   const CampaignSpec* spec_;
   std::string runs_dir_;
   std::string job_name_;
-  const Scrubber* scrubber_ = nullptr;
   std::string jobs_dir_;
   std::mutex left_mu_;  // build lanes claim left jobs from several threads
   Reconciliation* left_ = nullptr;

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "app/dashboard_source.h"
@@ -84,16 +83,13 @@ Result<std::string> ReportCommand(const ReportOptions& options) {
   in.version = funnel.last_event_id();
   std::string html = ReportHtml(in);
 
-  // Written next to its final name, then renamed: a reader never sees half a report.
-  const std::string tmp = options.out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << html;
-    if (!f.flush()) return MakeError("cannot write " + tmp, kExitState);
+  // Its sources were scrubbed when they were written; what they quote from outside them (git
+  // diffs) is scrubbed here with the secrets this process can see. Written next to its final
+  // name, then renamed: a reader never sees half a report.
+  SecretsLayer secrets(campaign->spec.secrets);
+  if (Status written = WriteKeptFile(options.out, html); !written.ok()) {
+    return MakeError(written.error().message, kExitState);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, options.out, ec);
-  if (ec) return MakeError("cannot write " + options.out + ": " + ec.message(), kExitState);
   std::string line = "arbor: wrote " + options.out + ": " + std::to_string(count) + " nodes";
   if (in.tree_svg.empty()) line += " (no tree layout: " + in.tree_note + ")";
   return line + "\n";

@@ -236,8 +236,8 @@ Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
   if (!loaded.ok()) return loaded.error();
   CampaignSpec spec = std::move(*loaded);
   ARBOR_TRY(CheckProcessLimit(spec));
-  Scrubber scrubber = ScrubberFromEnv(spec.secrets);
-  TryPrinter p(out, scrubber);
+  SecretsLayer secrets(spec.secrets);  // the commands' logs and everything printed
+  TryPrinter p(out, secrets.scrubber());
   if (spec.executor.kind == ExecutorSpec::Kind::kSlurm) {
     spec.executor.kind = ExecutorSpec::Kind::kLocal;
     p.Line("note: [executor] kind = \"slurm\": try runs the commands on this machine");
@@ -251,7 +251,6 @@ Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
   NoteUncommitted(p, spec.workspace);
 
   CommandTarget target(&spec, checkout.runs());
-  if (!scrubber.empty()) target.set_scrubber(&scrubber);
   auto context = [&](const std::string& label, int repetition) {
     RunContext ctx;
     ctx.node = kRootId;

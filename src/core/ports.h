@@ -230,6 +230,7 @@ struct AgentUsage {
   int64_t completion_tokens = 0;
   double cost = 0;
   int rounds = 0;
+  bool over_budget = false;  // a request was not sent: it could have exceeded the [llm] budget
 };
 
 // The specialist contract (docs/specialists.md): it works only inside the task's worktree and

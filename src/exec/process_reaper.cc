@@ -236,6 +236,7 @@ void KillRunningCommandsFromSignal() {
     const pid_t pid = slot.load();
     if (pid > 0) kill(-pid, SIGKILL);  // its session's process group (setsid: pgid == pid)
   }
+  internal::KillDescendantsFromSignal();  // and what left the group: adopted orphans
 }
 
 // The sweeps runner.h promises, on top of the registry above.

@@ -56,4 +56,10 @@ int KillLeftovers(pid_t main_pid, double budget_s);
 // Kills every adopted orphan no running command can claim; see runner.h KillOrphans().
 int KillUnclaimedOrphans(double budget_s);
 
+// For a signal handler just before the process exits (async-signal-safe, signal_sweep.cc):
+// SIGKILLs every descendant of this process but the watchdog, repeating while it finds any
+// (at most five rounds). Reaches what left its command's process group and session: a
+// double-forked daemon is this subreaper's adopted child until this process is gone.
+void KillDescendantsFromSignal();
+
 }  // namespace arbor::internal

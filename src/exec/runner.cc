@@ -20,6 +20,7 @@
 
 #include "exec/cgroup.h"
 #include "exec/process_reaper.h"
+#include "exec/scrubbing.h"
 #include "exec/unique_fd.h"
 #include "util/sigpipe.h"
 
@@ -409,7 +410,16 @@ Result<RunResult> RunCommand(const RunSpec& spec) {
     if (msg[0] == kStageChdir) what += " " + spec.cwd;
     return MakeError("cannot start command: could not " + what + ": " + ErrnoText(msg[1]));
   }
-  return SuperviseChild(pid, spec, &out, &err, &feeder, pids.cgroup.get());
+  Result<RunResult> result = SuperviseChild(pid, spec, &out, &err, &feeder, pids.cgroup.get());
+  out.file.reset();
+  err.file.reset();
+  // Nothing the command started is alive now: nothing writes these files any more.
+  if (spec.output == RunSpec::Output::kKept) {
+    ScrubKept(spec.stdout_path);
+    ScrubKept(spec.stderr_path);
+    for (const std::string& path : spec.kept_paths) ScrubKept(path);
+  }
+  return result;
 }
 
 std::string ProcessLimitProblem() { return ProcessLimitUnsupportedReason(); }

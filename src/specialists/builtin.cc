@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/candidates.h"
+#include "exec/git_cli.h"
+#include "exec/patch_policy.h"
 #include "exec/runner.h"
 #include "util/check.h"
 #include "util/duration.h"
@@ -220,8 +222,11 @@ SpecialistResult BuiltinSpecialist::ApplyPatch(const Task& task, const ApplySpec
                     ? "git apply " + HowItEnded(run->result, spec_->target.build_timeout_s)
                     : lines.front());
   }
-  return MakeResult(Verdict::kApplied, task.parent_overlay,
-                    "applied " + shown + " (" + Plural(CountPatchFiles(*text), "file") + ")");
+  std::string summary = "applied " + shown + " (" + Plural(CountPatchFiles(*text), "file") + ")";
+  Result<std::vector<std::string>> ignored = StageIgnoredPaths(task.worktree, PatchTargets(*text));
+  if (!ignored) return fail(ignored.error().message);
+  if (!ignored->empty()) summary += "; " + IgnoredPathsWarning(*ignored);
+  return MakeResult(Verdict::kApplied, task.parent_overlay, summary);
 }
 
 SpecialistResult BuiltinSpecialist::RunCommandIn(const Task& task, const ApplySpec& apply) const {

@@ -119,6 +119,53 @@ TEST(IntegrationEnvironment, TheBestEnvReachesTheBranchWhenTheRepositoryIgnoresE
   EXPECT_EQ(ws->Git({"status", "--porcelain"}).out, "");
 }
 
+// A patch that writes a file the repository's .gitignore matches (`*.env`, a common rule):
+// the benchmark measured it, so the kept commit holds it too (git add -f), and its node says
+// so with a warning. The branch tip holds both the patch's file and arbor-best.env of the
+// environment keep after it, and the user's checkout stays clean. Without the forced add the
+// patch's file would be measured, then missing from the branch and from every later node.
+TEST(IntegrationEnvironment, AnIgnoredFileAPatchWritesReachesTheBranchWithAWarning) {
+  TempWorkspace ws;
+  ws.Write(".gitignore", "*.env\nbuild/\n");
+  ws.Write("bench.sh",
+           "v=100; [ -f tuning.env ] && v=200; [ -n \"$BOOST\" ] && v=$((v * 3 / 2))\n"
+           "echo \"{\\\"v\\\": $((v + ARBOR_REPETITION % 3))}\"\n");
+  ws.Write("patches/tune.diff",
+           "diff --git a/tuning.env b/tuning.env\nnew file mode 100644\n--- /dev/null\n"
+           "+++ b/tuning.env\n@@ -0,0 +1 @@\n+FAST=1\n");
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"ign\"\nseed = 1\n\n"
+           "[target]\nbuild = \"true\"\nbench = \"sh bench.sh\"\n\n"
+           "[metric]\nsource = \"json:v\"\nrepetitions = 3\n\n"
+           "[search]\nmax_nodes = 2\n\n[critic]\nmin_effect = 0.1\n\n"
+           "[[action]]\nid = \"app.tune\"\nlayer = \"application\"\ncategory = \"tune\"\n"
+           "speedup = 2.0\napply = { patch = \"patches/tune.diff\" }\n\n"
+           "[[action]]\nid = \"sys.boost\"\nlayer = \"system\"\ncategory = \"boost\"\n"
+           "speedup = 1.5\napply = { env = { BOOST = \"1\" } }\n");
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* tune = FindKey(nodes, "app.tune");
+  const TreeNode* boost = FindKey(nodes, "sys.boost");
+  ASSERT_NE(tune, nullptr);
+  ASSERT_NE(boost, nullptr);
+  EXPECT_EQ(tune->outcome, "kept") << tune->diagnosis;
+  EXPECT_EQ(boost->outcome, "kept") << boost->diagnosis;
+  ProcResult show = ws.Arbor({"show", std::to_string(tune->id)});
+  EXPECT_NE(show.out.find("warning: the repository ignores tuning.env"), std::string::npos)
+      << show.out;
+  ProcResult file = ws.Git({"show", "arbor/ign:tuning.env"});
+  ASSERT_EQ(file.exit_code, 0) << "the patch's file is not on the branch: " << file.Describe();
+  EXPECT_EQ(file.out, "FAST=1\n");
+  ProcResult env = ws.Git({"show", "arbor/ign:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_NE(env.out.find("export BOOST='1'"), std::string::npos) << env.out;
+  const TreeNode* last = boost->parent == tune->id ? boost : tune;  // the later keep
+  EXPECT_EQ(ws.Git({"rev-parse", "arbor/ign"}).out, last->commit + "\n");
+  EXPECT_EQ(ws.Git({"status", "--porcelain"}).out, "");
+}
+
 // A pair end to end: `fast` (+50%) breaks the check unless `fix` (-3% alone) is on too. The
 // real binary tries each alone (one fails its check, one gains nothing), then the pair as one
 // node: the builtin specialist applies both in one worktree, the check passes (8 times: its
