@@ -323,7 +323,7 @@ Result<int> RunCampaign(const RunOptions& options) {
   std::unique_ptr<JsonLinesSink> json_file;
   std::FILE* events = nullptr;
   // A failure's line shows what its command printed (app/run_logs.h).
-  const FailedRunOf failed_runs = FailedRunsIn(paths.runs, &scrubber);
+  const FailedRunOf failed_runs = FailedRunsIn(paths.runs, &secrets.scrubber());
   if (!options.quiet) {
     TerminalSink::Options terminal_options;
     terminal_options.tty = isatty(STDERR_FILENO) != 0;
