@@ -1,19 +1,24 @@
 // CommandTarget: the Target port over the user's shell commands, run by exec/'s Runner.
 //
 // Each run gets its own folder runs/n<node>/<label>/ holding stdout, stderr and $ARBOR_OUT,
-// a minimal environment (an allowlist of the caller's variables, then the campaign's env and
-// the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT / ARBOR_REPETITION), and
-// the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
-// job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
-// profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
-// parser's one-line reason.
+// a minimal environment (an allowlist of the caller's variables and those [target] pass_env
+// names, then the campaign's env and the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE /
+// ARBOR_OUT / ARBOR_REPETITION, and ARBOR_PORT with [target.serve]), and the step's timeout and
+// limits. With [target.serve], the check, bench and profile commands run against the node's
+// server (command_target_servers.h), which the target starts, keeps and stops. With [executor] kind
+// = "slurm" each command runs as an srun job (app/slurm.h), its job id and any Slurm verdict
+// recorded in its StepResult. Metrics and profiles are parsed by formats/; anything unreadable
+// becomes ExitKind::kBadOutput with the parser's one-line reason.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "app/command_target_servers.h"
 #include "app/slurm_jobs.h"
 #include "core/ports.h"
 #include "core/spec.h"
@@ -50,10 +55,21 @@ class CommandTarget : public Target {
 
   // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
   // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.
-  void set_scrubber(const Scrubber* scrubber) { scrubber_ = scrubber; }
+  void set_scrubber(const Scrubber* scrubber) {
+    scrubber_ = scrubber;
+    if (servers_) servers_->set_scrubber(scrubber);
+  }
 
-  // The variables of Arbor's own environment a target command may see.
-  static std::map<std::string, std::string> InheritedEnv();
+  // The servers of [target.serve] (nullptr without): a ServerStoppingWorkspace stops a node's
+  // when its worktree is released; the owner stops the rest when the campaign ends.
+  TargetServers* servers() { return servers_.get(); }
+
+  // The variables of Arbor's own environment a target command may see: a fixed allowlist and
+  // [target] pass_env's (an exact name always; a glob never a secret: one of `spec.secrets`,
+  // or a name that looks like a credential).
+  static std::map<std::string, std::string> InheritedEnv(const CampaignSpec& spec);
+  // Whether a variable named `name` looks like a credential (KEY, TOKEN, SECRET, PASSWORD, …).
+  static bool LooksLikeSecret(std::string_view name);
 
  private:
   struct Run {
@@ -101,6 +117,7 @@ class CommandTarget : public Target {
   NodeId measuring_ = kNoNode;
   std::string allocation_;
   bool allocation_failed_ = false;  // salloc failed: this measurement's runs are separate jobs
+  std::unique_ptr<TargetServers> servers_;  // with [target.serve]
 };
 
 }  // namespace arbor

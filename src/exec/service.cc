@@ -191,12 +191,22 @@ std::set<pid_t> Service::ScanLocked(bool* any_live) {
   return live;
 }
 
-bool Service::Alive() {
-  if (stopped_) return false;
-  auto lock = internal::LockRegistry();
+bool Service::LiveLocked() {
   bool live = false;
   ScanLocked(&live);
   return live;
+}
+
+bool Service::Alive() {
+  if (stopped_) return false;
+  // A scan is not atomic: a process forked after /proc was listed, by one that has ended since
+  // (a daemon's second fork), is missed. Only two scans apart say the service is gone.
+  for (int scan = 0; scan < 2; ++scan) {
+    if (scan > 0) SleepMs(5);
+    auto lock = internal::LockRegistry();
+    if (LiveLocked()) return true;
+  }
+  return false;
 }
 
 std::optional<Service::Ending> Service::ShellEnding() {
@@ -234,17 +244,16 @@ int Service::Stop(double grace_s) {
   }
   const Clock::time_point grace_end = After(grace_s);
   while (Clock::now() < grace_end) {
-    bool live = false;
     {
       auto lock = internal::LockRegistry();
-      ScanLocked(&live);
+      if (!LiveLocked()) break;
     }
-    if (!live) break;
     SleepMs(20);
   }
+  // SIGKILL until two scans in a row find nothing (see Alive()).
   std::set<pid_t> killed;
   const Clock::time_point give_up = After(10.0);
-  for (;;) {
+  for (int empty_scans = 0; empty_scans < 2;) {
     {
       auto lock = internal::LockRegistry();
       std::set<pid_t> live = ScanLocked(nullptr);
@@ -252,7 +261,7 @@ int Service::Stop(double grace_s) {
       for (pid_t p : live) {
         if (kill(p, SIGKILL) == 0) killed.insert(p);
       }
-      if (live.empty()) break;
+      empty_scans = live.empty() ? empty_scans + 1 : 0;
     }
     if (Clock::now() >= give_up) break;
     SleepMs(2);

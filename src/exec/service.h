@@ -89,6 +89,7 @@ class Service {
   // children and recording how they ended. Caller holds the reaper's registry lock.
   std::set<pid_t> ScanLocked(bool* any_live);
   void NoteShellLocked();
+  bool LiveLocked();  // one scan's answer
 
   Spec spec_;
   std::unique_ptr<internal::Spawned> spawned_;

@@ -102,6 +102,17 @@ TEST_F(ServiceTest, ADoubleForkedDaemonIsFoundByItsMarkerAndStopped) {
   EXPECT_FALSE(s->Alive());
 }
 
+// Daemonising is a race for a scan of /proc: the launcher may fork the daemon after /proc was
+// listed and exit before its own entry is read. The service must never look gone meanwhile.
+TEST_F(ServiceTest, ADaemonIsNeverMissedWhileItDaemonises) {
+  for (int round = 0; round < 20; ++round) {
+    auto s = Start("(setsid sh -c 'exec sleep 3405.5' > /dev/null 2>&1 &); exit 0");
+    ASSERT_NE(s, nullptr);
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->Alive()) << "round " << round << ", look " << i;
+    s->Stop(2.0);
+  }
+}
+
 TEST_F(ServiceTest, ADaemonIgnoringSigtermIsKilled) {
   auto s = Start(
       "(setsid sh -c 'trap \"\" TERM; echo $$ > daemon.pid; while :; do sleep 1; done' "
