@@ -255,7 +255,7 @@ Result<TargetServers::Entry*> TargetServers::StartLocked(const RunContext& ctx, 
 }
 
 StepResult TargetServers::DiedLocked(Entry* entry, const std::string& when) {
-  const std::optional<Service::Ending> ending = entry->service->LastEnding();
+  const std::optional<Service::Ending> ending = entry->service->CauseOfEnd();
   StepResult step;
   step.kind = ExitKind::kFailed;
   step.log_dir = entry->dir;

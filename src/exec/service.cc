@@ -41,6 +41,27 @@ Service::Ending FromWaitStatus(int wstatus) {
 
 }  // namespace
 
+int Service::Ending::Weight() const {
+  switch (signal) {
+    case 0:
+      return exit_code != 0 ? 2 : 0;
+    case SIGSEGV:
+    case SIGABRT:
+    case SIGBUS:
+    case SIGFPE:
+    case SIGILL:
+      return 3;
+    case SIGTERM:
+    case SIGKILL:
+    case SIGINT:
+    case SIGHUP:
+    case SIGPIPE:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
 std::string Service::Ending::Describe() const {
   if (signal > 0) {
     const char* name = sigabbrev_np(signal);
@@ -183,7 +204,8 @@ std::set<pid_t> Service::ScanLocked(bool* any_live) {
     // ended is why the service is gone. The shell is reaped only by Stop().
     int wstatus = 0;
     if (pid != pid_ && p->ppid == self && waitpid(pid, &wstatus, WNOHANG) == pid) {
-      last_ = FromWaitStatus(wstatus);
+      const Ending e = FromWaitStatus(wstatus);
+      if (!cause_ || e.Weight() > cause_->Weight()) cause_ = e;
     }
   }
   NoteShellLocked();
@@ -217,10 +239,10 @@ std::optional<Service::Ending> Service::ShellEnding() {
   return shell_;
 }
 
-std::optional<Service::Ending> Service::LastEnding() {
+std::optional<Service::Ending> Service::CauseOfEnd() {
   ShellEnding();
   if (shell_ && shell_->failed()) return shell_;
-  if (last_) return last_;
+  if (cause_) return cause_;
   return shell_;
 }
 
@@ -235,7 +257,7 @@ int Service::Stop(double grace_s) {
   stopped_ = true;
   // Whatever ends now ends because it was asked to: not a crash to remember.
   const std::optional<Ending> shell_before = shell_;
-  const std::optional<Ending> last_before = last_;
+  const std::optional<Ending> cause_before = cause_;
   {
     auto lock = internal::LockRegistry();
     std::set<pid_t> live = ScanLocked(nullptr);
@@ -283,7 +305,7 @@ int Service::Stop(double grace_s) {
     internal::UnregisterRunLocked(pid_);
   }
   shell_ = shell_before;
-  last_ = last_before;
+  cause_ = cause_before;
   internal::WatchdogForgetMarker(spec_.marker);
   spawned_->limit.cgroup.reset();  // removes it
   return count;

@@ -55,6 +55,9 @@ class Service {
     int exit_code = 0;
     int signal = 0;  // > 0: killed by this signal
     bool failed() const { return exit_code != 0 || signal != 0; }
+    // 3: a crash signal (SEGV, ABRT, BUS, FPE, ILL); 2: another failure; 1: a signal that
+    // stops a process on request (TERM, KILL, INT, HUP, PIPE); 0: a clean exit.
+    int Weight() const;
     // "exited with code 3", "was killed by signal 11 (SIGSEGV)", "exited with code 0".
     std::string Describe() const;
   };
@@ -71,8 +74,10 @@ class Service {
   // the daemon serves); nullopt while it runs.
   std::optional<Ending> ShellEnding();
   // Why the service is gone, once Alive() is false: the shell's ending when it failed, else the
-  // ending of the last of its processes seen to end as our child, else the shell's.
-  std::optional<Ending> LastEnding();
+  // most telling ending among its processes seen to end as our children (a crash signal before
+  // an exit code, either before the SIGTERM a worker gets when its master dies, first seen on a
+  // tie), else the shell's.
+  std::optional<Ending> CauseOfEnd();
   // Live processes of the service now (for tests and diagnoses).
   std::set<pid_t> Members();
 
@@ -99,7 +104,7 @@ class Service {
   int wake_write_ = -1;
   bool stopped_ = false;
   std::optional<Ending> shell_;
-  std::optional<Ending> last_;  // the last process of the service seen to end as our child
+  std::optional<Ending> cause_;  // the most telling ending of its processes seen so far
   // The live processes of the last scan (pid -> start time): a zombie is in no session, cgroup
   // or environment any more, and is known as the service's only by having been seen alive.
   std::map<pid_t, uint64_t> known_;

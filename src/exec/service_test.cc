@@ -124,27 +124,30 @@ TEST_F(ServiceTest, ADaemonIgnoringSigtermIsKilled) {
   EXPECT_FALSE(test::Alive(daemon));
 }
 
+// The daemon crashes; its worker is stopped by the daemon's end (a SIGTERM, as PDEATHSIG would
+// send): the crash is the cause, not the worker's SIGTERM that came after it.
 TEST_F(ServiceTest, ADaemonThatCrashesEndsTheServiceWithItsSignal) {
   auto s = Start(
-      "(setsid sh -c 'echo $$ > daemon.pid; while [ ! -e crash ]; do sleep 0.05; done; "
-      "kill -SEGV $$' > /dev/null 2>&1 &); exit 0");
+      "(setsid sh -c 'sleep 3406.5 & w=$!; echo $$ > daemon.pid; "
+      "while [ ! -e crash ]; do sleep 0.05; done; kill -TERM $w; sleep 0.2; kill -SEGV $$' "
+      "> /dev/null 2>&1 &); exit 0");
   ASSERT_NE(s, nullptr);
   ASSERT_GT(WaitPid("daemon.pid"), 0);
   ASSERT_TRUE(Eventually([&] { return s->ShellEnding().has_value(); }));
   EXPECT_TRUE(s->Alive());
   ASSERT_EQ(std::system(("touch '" + Path("crash") + "'").c_str()), 0);
   ASSERT_TRUE(Eventually([&] { return !s->Alive(); }));
-  ASSERT_TRUE(s->LastEnding().has_value());
-  EXPECT_EQ(s->LastEnding()->signal, SIGSEGV) << s->LastEnding()->Describe();
-  EXPECT_EQ(s->LastEnding()->Describe(), "was killed by signal 11 (SIGSEGV)");
+  ASSERT_TRUE(s->CauseOfEnd().has_value());
+  EXPECT_EQ(s->CauseOfEnd()->signal, SIGSEGV) << s->CauseOfEnd()->Describe();
+  EXPECT_EQ(s->CauseOfEnd()->Describe(), "was killed by signal 11 (SIGSEGV)");
 }
 
 TEST_F(ServiceTest, AServerThatExitsReportsItsCode) {
   auto s = Start("echo failing >&2; exit 3");
   ASSERT_NE(s, nullptr);
   ASSERT_TRUE(Eventually([&] { return !s->Alive(); }));
-  ASSERT_TRUE(s->LastEnding().has_value());
-  EXPECT_EQ(s->LastEnding()->exit_code, 3);
+  ASSERT_TRUE(s->CauseOfEnd().has_value());
+  EXPECT_EQ(s->CauseOfEnd()->exit_code, 3);
   s->Stop(0);
   EXPECT_EQ(test::Slurp(Path("err")), "failing\n");
 }
