@@ -263,6 +263,11 @@ StepResult TargetServers::DiedLocked(Entry* entry, const std::string& when) {
   if (ending && ending->failed()) {
     SetEnding(*ending, &step);
     what = ending->Describe();
+    if (step.kind == ExitKind::kSignaled && ending->signal == 0) {
+      // Its shell's 128 + N: the server itself was killed by signal N.
+      what = Service::Ending{0, step.signal}.Describe() + " (its shell exited with code " +
+             std::to_string(ending->exit_code) + ")";
+    }
   } else if (ending) {
     what = "ended: every process of it exited";  // a clean exit, but it was to keep serving
   }
@@ -295,8 +300,13 @@ void TargetServers::Release(const Lease& lease, const std::string& role, StepRes
     // A failed command against a live server: if the server no longer answers, it is the
     // server that broke (a worker died, a deadlock); its log says why, and it is restarted for
     // the next run. Otherwise the command's failure stands.
+    // A timeout says enough (and a slow server answers late, not never); a command that could
+    // not start says nothing of the server.
     const std::string& ready = spec_->target.serve.ready;
-    if (step->ok() || e->users > 0) return;
+    if (step->ok() || step->kind == ExitKind::kTimedOut || step->kind == ExitKind::kSpawnError ||
+        e->users > 0) {
+      return;
+    }
     bool answers = false;
     if (ready.empty()) {
       answers = Accepts(e->port, 5.0);

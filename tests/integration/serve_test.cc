@@ -227,5 +227,57 @@ TEST(IntegrationServe, AServerThatIsNeverReadyOrExitsFirstIsDiagnosedWithItsLog)
   EXPECT_TRUE(Contains(text, "exiting with 3 as asked")) << text;
 }
 
+// The served example (examples/tinyserve/serve.toml) in a short form: its real build, its
+// daemonising tinyserve --serve and tsload over loopback. Every benchmark run was answered
+// in full, the p99 guard held on every sample of every node that was kept, and nothing of any
+// server is left.
+TEST(IntegrationServe, TheServedTinyserveExampleRunsItsShortForm) {
+  TempWorkspace ws;
+  for (const auto& entry : fs::directory_iterator(TINYSERVE_DIR)) {
+    const std::string name = entry.path().filename().string();
+    if (name == ".arbor" || name.rfind("build", 0) == 0) continue;  // a local run's state
+    fs::copy(entry.path(), fs::path(ws.repo()) / name, fs::copy_options::recursive);
+  }
+  std::string toml = ReadFile(ws.repo() + "/serve.toml");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"--requests 24", "--requests 8"}, {"repetitions = 5", "repetitions = 3"}}) {
+    const size_t at = toml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    toml.replace(at, from.size(), to);
+  }
+  ws.Write("serve.toml", toml);
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "serve.toml", "--quiet", "--max-nodes", "2"}, {}, 900);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_EQ(ServerProcesses(ws), std::set<pid_t>{}) << "a server outlived the campaign";
+  std::vector<TreeNode> nodes = ParseTree(ws.ArborJson({"tree", "serve.toml", "--format", "json"}));
+  ExpectTreeInvariants(nodes);
+  int evaluated = 0;
+  for (const TreeNode& n : nodes) {
+    if (!IsFinished(n.outcome)) continue;
+    ++evaluated;
+    if (n.outcome != "kept" && n.outcome != "baseline") continue;
+    nlohmann::json show = ws.ArborJson({"show", std::to_string(n.id), "serve.toml", "--json"});
+    for (const auto& s : show["samples"]) {
+      if (!s["extra"].contains("p99_ms")) continue;
+      EXPECT_LE(s["extra"]["p99_ms"].get<double>(), 1000.0) << "#" << n.id << " " << s.dump();
+    }
+  }
+  EXPECT_GE(evaluated, 2) << DescribeTree(nodes);
+  int benches = 0;
+  const std::string runs = ws.repo() + "/.arbor/tinyserve-http/runs";
+  for (const auto& node_dir : fs::directory_iterator(runs)) {
+    for (const auto& run_dir : fs::directory_iterator(node_dir.path())) {
+      const std::string out = ReadFile(run_dir.path().string() + "/stdout");
+      if (!Contains(out, "\"throughput\"")) continue;
+      ++benches;
+      nlohmann::json j = nlohmann::json::parse(out);
+      EXPECT_EQ(j["work"]["requests"], 8) << run_dir.path();
+      EXPECT_GT(j["throughput"]["tok_per_s"].get<double>(), 0) << run_dir.path();
+    }
+  }
+  EXPECT_GE(benches, 6) << "the baseline's runs, at least";
+}
+
 }  // namespace
 }  // namespace arbor::integration
