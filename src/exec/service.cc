@@ -185,12 +185,24 @@ std::set<pid_t> Service::ScanLocked(bool* any_live) {
     }
   }
   std::set<pid_t> all;
-  while (!todo.empty()) {
-    const pid_t pid = todo.back();
-    todo.pop_back();
-    if (pid == self || pid == watchdog || !all.insert(pid).second) continue;
-    for (pid_t c : children[pid]) todo.push_back(c);
+  auto close_over_children = [&] {
+    while (!todo.empty()) {
+      const pid_t pid = todo.back();
+      todo.pop_back();
+      if (pid == self || pid == watchdog || !all.insert(pid).second) continue;
+      for (pid_t c : children[pid]) todo.push_back(c);
+    }
+  };
+  close_over_children();
+  // A session or process group one of them made (a daemon's setsid) is the service's too: so a
+  // daemon that ended before it was seen, or cleared its environment, is still found.
+  for (const internal::ProcInfo& p : procs) {
+    if (all.count(p.pid) == 0 && (all.count(p.sid) != 0 || all.count(p.pgid) != 0 ||
+                                  known_.count(p.sid) != 0 || known_.count(p.pgid) != 0)) {
+      todo.push_back(p.pid);
+    }
   }
+  close_over_children();
   std::set<pid_t> live;
   known_.clear();
   for (pid_t pid : all) {

@@ -12,7 +12,8 @@
 // process group, in its pids cgroup (created whenever the machine has a writable pids
 // hierarchy, or for RunSpec::max_processes), whose environment holds `marker` (an entry of the
 // command's environment, "NAME=value": processes inherit it, so a daemon that double-forked
-// into a session of its own is found by it), and every descendant of one of those. The watchdog
+// into a session of its own is found by it), every descendant of one of those, and every
+// process in a session or process group one of them leads (or led, when seen before). The watchdog
 // (watchdog.h) is told the marker: if Arbor dies, it kills them all.
 //
 // The shell is reaped only by Stop() and stays registered with the reaper meanwhile, so the

@@ -247,7 +247,8 @@ TEST(IntegrationServe, TheServedTinyserveExampleRunsItsShortForm) {
   }
   ws.Write("serve.toml", toml);
   ws.CommitAll();
-  ProcResult run = ws.Arbor({"run", "serve.toml", "--quiet", "--max-nodes", "2"}, {}, 900);
+  ProcResult run =
+      ws.Arbor({"run", "serve.toml", "--quiet", "--max-nodes", "2", "--max-time", "30s"}, {}, 900);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_EQ(ServerProcesses(ws), std::set<pid_t>{}) << "a server outlived the campaign";
   std::vector<TreeNode> nodes = ParseTree(ws.ArborJson({"tree", "serve.toml", "--format", "json"}));
@@ -277,6 +278,51 @@ TEST(IntegrationServe, TheServedTinyserveExampleRunsItsShortForm) {
     }
   }
   EXPECT_GE(benches, 6) << "the baseline's runs, at least";
+}
+
+// `arbor try` runs the check and benchmarks against the server as a campaign does, and stops
+// it; a secret the server prints (passed to it by name through pass_env) is scrubbed from its
+// log.
+TEST(IntegrationServe, TryUsesAndStopsTheServerAndTheServersLogIsScrubbed) {
+  TempWorkspace ws;
+  const std::string pids = ws.aux() + "/server-pids";
+  const std::string bin = SERVE_TARGET_BIN;
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"scrub\"\n\n[target]\nbuild = \"true\"\n"
+           "check = \"" +
+               bin +
+               " health --port $ARBOR_PORT\"\n"
+               "bench = \"" +
+               Load() +
+               "\"\npass_env = [\"SERVE_CANARY\"]\n\n"
+               "[target.serve]\ncommand = '''echo \"token $SERVE_CANARY\" >&2; echo $$ >> '" +
+               pids + "'; exec " + bin +
+               " serve --port $ARBOR_PORT'''\n\n"
+               "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+               "[secrets]\nenv = [\"SERVE_CANARY\"]\n\n[search]\nmax_nodes = 1\n\n" +
+               Action("fast", 2.0, "SPEED = \"2\""));
+  ws.CommitAll();
+  const EnvMap secret = {{"SERVE_CANARY", "canary-serve-5e1f0c"}};
+  ProcResult tried = ws.Arbor({"try", "arbor.toml"}, secret, 300);
+  ASSERT_EQ(tried.exit_code, 0) << tried.Describe();
+  EXPECT_TRUE(Contains(tried.out, "ready: a campaign can start")) << tried.out;
+  std::string started = ReadFile(pids);
+  ASSERT_FALSE(started.empty()) << "try started no server";
+  EXPECT_EQ(started.find('\n'), started.size() - 1) << "one server for the check and the runs";
+  const pid_t tried_server = static_cast<pid_t>(std::stol(started));
+  EXPECT_FALSE(ProcessAlive(tried_server)) << "try left its server running";
+
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, secret, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_EQ(ServerProcesses(ws), std::set<pid_t>{});
+  int logs = 0;
+  for (const auto& f : fs::recursive_directory_iterator(ws.repo() + "/.arbor/scrub/runs")) {
+    if (!f.is_regular_file()) continue;
+    const std::string text = ReadFile(f.path().string());
+    EXPECT_FALSE(Contains(text, "canary-serve-5e1f0c")) << f.path();
+    if (Contains(text, "token [redacted:SERVE_CANARY]")) ++logs;
+  }
+  EXPECT_GE(logs, 2) << "the servers' stderr, scrubbed";
 }
 
 }  // namespace
