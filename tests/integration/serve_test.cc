@@ -204,7 +204,7 @@ TEST(IntegrationServe, AServerThatDiesDuringTheBenchIsTheNodesCrashWithItsLog) {
 // with the server's log, and neither leaves a process behind.
 TEST(IntegrationServe, AServerThatIsNeverReadyOrExitsFirstIsDiagnosedWithItsLog) {
   TempWorkspace ws;
-  ws.Write("arbor.toml", Campaign("unready", Load(), "ready_timeout = \"3s\"\n",
+  ws.Write("arbor.toml", Campaign("unready", Load(), "ready_timeout = \"8s\"\n",
                                   Action("hang", 3.0, "SERVE_FLAGS = \"--never-ready\"") +
                                       Action("broken", 2.0, "SERVE_FLAGS = \"--exit 3\""),
                                   3));
@@ -217,7 +217,7 @@ TEST(IntegrationServe, AServerThatIsNeverReadyOrExitsFirstIsDiagnosedWithItsLog)
   ASSERT_NE(hang, nullptr) << DescribeTree(nodes);
   EXPECT_NE(hang->outcome, "kept");
   std::string text = ws.ArborJson({"show", std::to_string(hang->id), "--json"}).dump();
-  EXPECT_TRUE(Contains(text, "was not ready within 3s")) << text;
+  EXPECT_TRUE(Contains(text, "was not ready within 8s")) << text;
   EXPECT_TRUE(Contains(text, "serving on 127.0.0.1")) << "the server's log tail: " << text;
   const TreeNode* broken = FindKey(nodes, "broken");
   ASSERT_NE(broken, nullptr) << DescribeTree(nodes);
