@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -252,8 +253,12 @@ Result<int> RunCampaign(const RunOptions& options) {
   // worktrees this run recreates. A Slurm job's processes (this machine may be a compute node)
   // are Slurm's: reconciled below.
   const std::string spare = slurm ? "SLURM_JOB_NAME=" + job_name : "";
-  if (int n = KillProcessesWithin(paths.state_dir + "/worktrees", spare) +
-              KillProcessesWithin(paths.runs + "/propose", spare);
+  // A server a killed run left may have left its worktree (a daemon's chdir("/")): its marker
+  // names this campaign's runs/ folder (app/command_target_servers.h).
+  if (int n =
+          KillProcessesWithin(paths.state_dir + "/worktrees", spare) +
+          KillProcessesWithin(paths.runs + "/propose", spare) +
+          KillProcessesWithEnv(std::string(TargetServers::kMarkerName) + "=" + paths.runs + "/");
       n > 0) {
     std::fprintf(stderr, "arbor: killed %d process(es) a previous run left in its worktrees\n", n);
   }
@@ -350,12 +355,19 @@ Result<int> RunCampaign(const RunOptions& options) {
   std::unique_ptr<KbStore> kb = OpenKnowledgeBase(spec, options, paths.db, &kb_context);
   KnowledgeBase* kb_port = secrets.Wrap(kb.get());
   Workspace* workspace_port = secrets.Wrap(&workspace);
+  // A node's servers stop when its worktree is released: its evaluation is over.
+  std::optional<ServerStoppingWorkspace> serving;
+  if (target.servers() != nullptr) {
+    serving.emplace(workspace_port, target.servers());
+    workspace_port = &*serving;
+  }
   Orchestrator orchestrator(spec, Ports{store, workspace_port, &target, specialist.get(), &gate,
                                         &clock, &sink_port, kb_port, kb_context});
   g_running.store(&orchestrator);
   if (g_signals.load() > 0) orchestrator.RequestStop();  // a signal came while setting up
   auto summary = orchestrator.Run();
   g_running.store(nullptr);
+  if (target.servers() != nullptr) target.servers()->StopAll();  // a stopped run left some up
   if (slurm) {
     CancelSlurmJobs(job_name, SlurmClientEnv());  // nothing of this campaign stays queued
     // Results of a killed run no step claimed (the campaign took another way): not needed.

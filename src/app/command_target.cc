@@ -1,5 +1,9 @@
 #include "app/command_target.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -53,12 +57,46 @@ Result<std::string> ProfileText(const ProfileSpec& spec, const std::string& work
 }  // namespace
 
 CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir, std::string job_name)
-    : spec_(spec), runs_dir_(std::move(runs_dir)), job_name_(std::move(job_name)) {}
+    : spec_(spec), runs_dir_(std::move(runs_dir)), job_name_(std::move(job_name)) {
+  if (spec_->target.serve.enabled()) servers_ = std::make_unique<TargetServers>(spec_, runs_dir_);
+}
 
-std::map<std::string, std::string> CommandTarget::InheritedEnv() {
+bool CommandTarget::LooksLikeSecret(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
+                                "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}) {
+    if (upper.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> CommandTarget::InheritedEnv(const CampaignSpec& spec) {
   std::map<std::string, std::string> env;
   for (const char* name : kInherited) {
     if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  const std::vector<std::string>& patterns = spec.target.pass_env;
+  if (!patterns.empty()) {
+    auto passes = [&](std::string_view name) {
+      for (const std::string& p : patterns) {
+        if (p == name) return true;  // named: passed even if it is a secret
+      }
+      if (LooksLikeSecret(name) ||
+          std::find(spec.secrets.begin(), spec.secrets.end(), name) != spec.secrets.end()) {
+        return false;
+      }
+      for (const std::string& p : patterns) {
+        if (p.find_first_of("*?") != std::string::npos && GlobMatch(p, name)) return true;
+      }
+      return false;
+    };
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const size_t eq = entry.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;
+      if (passes(entry.substr(0, eq))) env[std::string(entry.substr(0, eq))] = entry.substr(eq + 1);
+    }
   }
   if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   return env;
@@ -108,7 +146,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   RunSpec rs;
   rs.command = command;
   rs.cwd = ctx.worktree;
-  rs.env = InheritedEnv();
+  rs.env = InheritedEnv(*spec_);
   for (const auto& [k, v] : ctx.env) rs.env[k] = v;
   rs.env["ARBOR_NODE"] = std::to_string(ctx.node);
   rs.env["ARBOR_WORKTREE"] = ctx.worktree;
@@ -156,8 +194,19 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     // starts, so its run is given the queue limit on top of the step's timeout.
     if (req.allocation.empty()) rs.timeout_s += executor.queue_timeout_s.value_or(0);
   }
+  // The node's server (started by the first of its commands) runs while this one does.
+  TargetServers::Lease lease;
+  if (servers_ && role != "build") {
+    lease = servers_->Acquire(ctx, rs, role);
+    if (lease.failure) {
+      run.step = *lease.failure;  // detail and tail scrubbed already
+      return run;
+    }
+    rs.env["ARBOR_PORT"] = std::to_string(lease.port);
+  }
   auto r = RunCommand(rs);
   if (!r.ok()) {
+    if (servers_) servers_->Release(lease, role, &run.step);
     run.step.kind = ExitKind::kSpawnError;
     run.step.detail = Scrubbed(r.error().message);
     return run;
@@ -200,6 +249,9 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     }
   }
   Finish(&run);
+  // A server that died while the command ran: the step is its crash (its tail replaces the
+  // command's, and is scrubbed already).
+  if (servers_) servers_->Release(lease, role, &run.step);
   return run;
 }
 
@@ -247,6 +299,8 @@ void CommandTarget::RecordExit(const RunContext& ctx, const StepResult& step) co
 }
 
 StepResult CommandTarget::Build(const RunContext& ctx) {
+  // A build may replace what the worktree's servers run: they stop first.
+  if (servers_) servers_->StopIn(ctx.worktree);
   if (spec_->target.build.empty()) return StepResult{};
   StepResult step = Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
   RecordExit(ctx, step);

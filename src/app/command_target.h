@@ -2,9 +2,11 @@
 //
 // Each run gets its own folder runs/n<node>/<label>/ (stdout, stderr, $ARBOR_OUT and, once the
 // step's result is final, `exit`: how it ended, read back by app/run_logs.h), a minimal
-// environment (an allowlist of the caller's variables, then the campaign's env and
-// the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT / ARBOR_REPETITION), and
-// the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
+// environment (an allowlist of the caller's variables and those [target] pass_env names, then
+// the campaign's env and the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT /
+// ARBOR_REPETITION, and ARBOR_PORT with [target.serve]), and the step's timeout and limits.
+// With [target.serve], the check, bench and profile commands run against the node's server
+// (command_target_servers.h), which the target starts, keeps and stops. With [executor] kind = "slurm" each command runs as an srun
 // job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
 // profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
 // parser's one-line reason. Everything a run keeps — its folder, the step's tail and detail —
@@ -13,10 +15,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "app/command_target_servers.h"
 #include "app/slurm_jobs.h"
 #include "core/ports.h"
 #include "core/spec.h"
@@ -51,8 +56,16 @@ class CommandTarget : public Target {
     left_ = left;
   }
 
-  // The variables of Arbor's own environment a target command may see.
-  static std::map<std::string, std::string> InheritedEnv();
+  // The servers of [target.serve] (nullptr without): a ServerStoppingWorkspace stops a node's
+  // when its worktree is released; the owner stops the rest when the campaign ends.
+  TargetServers* servers() { return servers_.get(); }
+
+  // The variables of Arbor's own environment a target command may see: a fixed allowlist and
+  // [target] pass_env's (an exact name always; a glob never a secret: one of `spec.secrets`,
+  // or a name that looks like a credential).
+  static std::map<std::string, std::string> InheritedEnv(const CampaignSpec& spec);
+  // Whether a variable named `name` looks like a credential (KEY, TOKEN, SECRET, PASSWORD, …).
+  static bool LooksLikeSecret(std::string_view name);
 
  private:
   struct Run {
@@ -104,6 +117,7 @@ class CommandTarget : public Target {
   NodeId measuring_ = kNoNode;
   std::string allocation_;
   bool allocation_failed_ = false;  // salloc failed: this measurement's runs are separate jobs
+  std::unique_ptr<TargetServers> servers_;  // with [target.serve]
 };
 
 }  // namespace arbor

@@ -110,4 +110,10 @@ std::string ProcessLimitProblem();
 // scheduler ends (or the next run adopts).
 int KillProcessesWithin(const std::string& dir, const std::string& spare_env = "");
 
+// Kills (SIGKILL) every process of this user, other than this one, whose environment holds an
+// entry starting with `entry_prefix` ("ARBOR_SERVE_ID=/path/runs/"), repeating until none is
+// left (a few rounds). For the servers a killed Arbor left: they carry their marker however
+// they detached (service.h). Returns how many it killed.
+int KillProcessesWithEnv(const std::string& entry_prefix);
+
 }  // namespace arbor

@@ -100,6 +100,57 @@ TEST(IntegrationEnvironment, TargetCommandsSeeOnlyTheAllowlistTheOverlayAndTheNo
   EXPECT_TRUE(saw_action_env) << "the action's env never reached a command";
 }
 
+// [target] pass_env: the variables it names, and those its globs match unless they look like a
+// credential, reach every command — the server of [target.serve] too — and nothing else does.
+// The server is ready when its port accepts (no `ready` command).
+TEST(IntegrationEnvironment, PassEnvReachesEveryCommandAndTheServerButNoSecretByGlob) {
+  TempWorkspace ws;
+  const std::string aux = ws.aux();
+  const std::string bin = SERVE_TARGET_BIN;
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"pass\"\nworkspace = \".\"\n\n"
+           "[target]\nbuild = \"" +
+               Dump(aux, "build") + "\"\ncheck = \"" + Dump(aux, "check") + "\"\nbench = '''" +
+               Dump(aux, "bench") + "; " + bin +
+               " load --port $ARBOR_PORT'''\n"
+               "pass_env = [\"CUDA_VISIBLE_DEVICES\", \"MY_*\"]\n\n"
+               "[target.serve]\ncommand = '''" +
+               Dump(aux, "serve") + "; exec " + bin +
+               " serve --port $ARBOR_PORT'''\n\n"
+               "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+               "[search]\nmax_nodes = 2\n\n"
+               "[[action]]\nid = \"fast\"\nlayer = \"application\"\ncategory = \"env\"\n"
+               "speedup = 2.0\napply = { env = { SPEED = \"2\" } }\n");
+  ws.CommitAll();
+  const EnvMap arbor_env = {{"CUDA_VISIBLE_DEVICES", "3"},
+                            {"MY_FLAG", "on"},
+                            {"MY_API_TOKEN", "tok-env-canary-77a1"},
+                            {"OTHER_VAR", "not-passed"}};
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, arbor_env, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* fast = FindKey(nodes, "fast");
+  ASSERT_NE(fast, nullptr) << DescribeTree(nodes);
+  EXPECT_EQ(fast->outcome, "kept") << DescribeTree(nodes);
+  std::map<std::string, int> dumps;
+  for (const auto& entry : fs::directory_iterator(aux)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("env.", 0) != 0) continue;
+    const std::string step = name.substr(4, name.find('.', 4) - 4);
+    ++dumps[step];
+    const std::string text = "\n" + ReadFile(entry.path().string());
+    EXPECT_NE(text.find("\nCUDA_VISIBLE_DEVICES=3\n"), std::string::npos) << name;
+    EXPECT_NE(text.find("\nMY_FLAG=on\n"), std::string::npos) << name;
+    EXPECT_EQ(text.find("MY_API_TOKEN"), std::string::npos) << name << " saw a credential";
+    EXPECT_EQ(text.find("OTHER_VAR"), std::string::npos) << name;
+    const bool port = text.find("\nARBOR_PORT=") != std::string::npos;
+    EXPECT_EQ(port, step != "build") << name << ": ARBOR_PORT is for the server and its users";
+  }
+  EXPECT_GE(dumps["build"], 2);
+  EXPECT_GE(dumps["serve"], 2);
+  EXPECT_GE(dumps["bench"], 4);
+}
+
 // A repository that ignores `*.env` (a common rule): the environment-only keep of -O2 still
 // reaches the branch, with arbor-best.env in its commit, and the user's checkout stays clean.
 TEST(IntegrationEnvironment, TheBestEnvReachesTheBranchWhenTheRepositoryIgnoresEnvFiles) {
