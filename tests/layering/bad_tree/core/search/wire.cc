@@ -1,3 +1,4 @@
 // Forbidden: core includes JSON and a process header.
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
