@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "bench/search/landscape.h"
+#include "util/escape.h"
 #include "util/hash.h"
 
 namespace arbor::search {
@@ -44,24 +44,6 @@ std::string EnvContentHash(const ActionSpec& action) {
   return HashHex(text);
 }
 
-std::string TomlString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // The shortest text that reads back as the same double (an integer when it is one).
 std::string TomlNumber(double d) {
   char buf[64];
@@ -71,7 +53,7 @@ std::string TomlNumber(double d) {
 
 std::string TomlArray(const std::vector<std::string>& items) {
   std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i > 0 ? ", " : "") + TomlString(items[i]);
+  for (size_t i = 0; i < items.size(); ++i) out += (i > 0 ? ", " : "") + TomlBasicString(items[i]);
   return out + "]";
 }
 
@@ -79,7 +61,7 @@ std::string TomlEnv(const std::map<std::string, std::string>& env) {
   std::string out = "{ ";
   bool first = true;
   for (const auto& [name, value] : env) {
-    out += (first ? "" : ", ") + name + " = " + TomlString(value);
+    out += (first ? "" : ", ") + name + " = " + TomlBasicString(value);
     first = false;
   }
   return out + " }";
@@ -87,10 +69,10 @@ std::string TomlEnv(const std::map<std::string, std::string>& env) {
 
 std::string ActionToml(const ActionSpec& a) {
   std::string out = "\n[[action]]\n";
-  out += "id = " + TomlString(a.id) + "\n";
-  out += "layer = " + TomlString(a.layer) + "\n";
-  out += "category = " + TomlString(a.category) + "\n";
-  out += "describe = " + TomlString(a.describe) + "\n";
+  out += "id = " + TomlBasicString(a.id) + "\n";
+  out += "layer = " + TomlBasicString(a.layer) + "\n";
+  out += "category = " + TomlBasicString(a.category) + "\n";
+  out += "describe = " + TomlBasicString(a.describe) + "\n";
   out += "targets = " + TomlArray(a.targets) + "\n";
   out += "speedup = " + TomlNumber(a.speedup) + "\n";
   out += "cost = " + TomlNumber(a.cost_s) + "\n";
@@ -150,22 +132,22 @@ std::string Landscape::CampaignToml(const std::string& target_cmd,
                                     const std::string& state_path, uint64_t seed,
                                     int max_nodes) const {
   const CampaignSpec spec = ToCampaignSpec(seed, max_nodes);
-  std::string out = "# Generated from the landscape " + TomlString(name) +
+  std::string out = "# Generated from the landscape " + TomlBasicString(name) +
                     " (bench/search/landscape.h); docs/search-bench.md.\n";
-  out += "\n[campaign]\nname = " + TomlString(spec.name) + "\nworkspace = \".\"\n";
+  out += "\n[campaign]\nname = " + TomlBasicString(spec.name) + "\nworkspace = \".\"\n";
   out += "seed = " + std::to_string(spec.seed) + "\n";
   out += "\n[target]\n";
-  out += "check = " + TomlString(target_cmd + " --check") + "\n";
-  out += "bench = " + TomlString(target_cmd + " --bench") + "\n";
-  out += "profile = " + TomlString(target_cmd + " --profile") + "\n";
+  out += "check = " + TomlBasicString(target_cmd + " --check") + "\n";
+  out += "bench = " + TomlBasicString(target_cmd + " --bench") + "\n";
+  out += "profile = " + TomlBasicString(target_cmd + " --profile") + "\n";
   out += "env = " +
          TomlEnv({{"LANDSCAPE_FILE", landscape_path},
                   {"LANDSCAPE_SEED", std::to_string(seed)},
                   {"LANDSCAPE_STATE", state_path}}) +
          "\n";
-  out += "\n[metric]\nname = " + TomlString(spec.metric.name) + "\ngoal = \"max\"\n";
-  out += "source = " + TomlString(spec.metric.source.text) + "\n";
-  out += "work = " + TomlString(spec.metric.work->text) + "\n";
+  out += "\n[metric]\nname = " + TomlBasicString(spec.metric.name) + "\ngoal = \"max\"\n";
+  out += "source = " + TomlBasicString(spec.metric.source.text) + "\n";
+  out += "work = " + TomlBasicString(spec.metric.work->text) + "\n";
   out += "repetitions = " + std::to_string(spec.metric.repetitions) + "\n";
   out += "\n[search]\nmax_nodes = " + std::to_string(spec.search.max_nodes) + "\n";
   out += "max_time = " + TomlNumber(spec.search.max_time_s) + "\n";

@@ -108,18 +108,6 @@ Result<uint64_t> NextCount(const std::string& path, const std::string& name) {
   return k;
 }
 
-// `path` quoted for the shell that runs the campaign's commands, when it needs it.
-std::string ShellQuote(const std::string& path) {
-  if (path.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") ==
-      std::string::npos) {
-    return path;
-  }
-  std::string out = "'";
-  for (char c : path) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 struct Inputs {
   Landscape landscape;
   std::string file;

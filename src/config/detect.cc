@@ -4,6 +4,7 @@
 
 #include "config/detect_internal.h"
 #include "config/template.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -118,18 +119,7 @@ std::vector<std::string> CpuSets(int cpus) {
 }  // namespace
 
 std::string TomlString(const std::string& text) {
-  if (text.find('\n') == std::string::npos) {
-    std::string out = "\"";
-    for (char c : text) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (c == '\t') {
-        out += "\\t";
-        continue;
-      }
-      out += c;
-    }
-    return out + "\"";
-  }
+  if (text.find('\n') == std::string::npos) return TomlBasicString(text);
   // A multi-line string: '"' stays readable except the third of a run and the quotes right
   // before the closing delimiter, which are escaped.
   size_t trailing = 0;

@@ -60,8 +60,8 @@ std::vector<std::string> DetectCommands();
 Result<Detection> Detect(const RepoFiles& repo, const HostFacts& host,
                          const DetectOptions& options);
 
-// `text` as a TOML string: a basic string with escapes, or a multi-line one when it holds a
-// newline.
+// `text` as a TOML string: a basic string with escapes (TomlBasicString, util/escape.h), or a
+// multi-line one when it holds a newline, which reads better in the campaign file.
 std::string TomlString(const std::string& text);
 
 }  // namespace arbor

@@ -231,7 +231,8 @@ TEST(Detect, OnlyBuildFilesAndPythonTestsAreRead) {
 TEST(TomlString, QuotesWhatACommandHolds) {
   for (const std::string& s :
        {std::string("plain"), std::string("a \"q\" \\ b\tc"), std::string("two\nlines \"\"\""),
-        std::string("ends with a quote\n\""), std::string("x\\\ny")}) {
+        std::string("ends with a quote\n\""), std::string("x\\\ny"),
+        std::string("a\rb\x01-\x7f")}) {
     const std::string text = "[campaign]\nname = \"t\"\n[target]\nbench = " + TomlString(s) +
                              "\n[metric]\nsource = \"json:v\"\n";
     Result<CampaignSpec> spec = ParseCampaign(text, "a.toml", "/w");

@@ -8,6 +8,7 @@
 
 #include "config/values.h"
 #include "util/duration.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor::config_internal {
@@ -18,7 +19,7 @@ constexpr std::string_view kDurationForms =
     "a duration like \"90s\", \"10m\", \"1h30m\" or a number of seconds";
 
 std::string ValueText(const toml::node& node) {
-  if (const auto* s = node.as_string()) return Quote(s->get());
+  if (const auto* s = node.as_string()) return QuoteForMessage(s->get());
   if (const auto* i = node.as_integer()) return std::to_string(i->get());
   if (const auto* f = node.as_floating_point()) return FormatDouble(f->get(), 15);
   if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
@@ -99,23 +100,6 @@ Error ErrorAt(const std::string& file, const toml::source_region& where, std::st
   unsigned column = where.begin.column == 0 ? 1 : where.begin.column;
   return MakeError(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
                    std::string(message));
-}
-
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 Section::Section(std::string file, const toml::table& table, std::string path, std::string title)

@@ -79,7 +79,4 @@ class Section {
   std::string title_;
 };
 
-// A string value quoted for messages: "text" (newlines and quotes escaped).
-std::string Quote(std::string_view s);
-
 }  // namespace arbor::config_internal

@@ -5,8 +5,6 @@
 namespace arbor {
 namespace {
 
-std::string JsonString(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
-
 // "; adopted from a killed run" and the like, for a job a killed run left.
 std::string Reconciled(const StepResult& r) {
   if (r.reconciled == "adopted") return "; adopted: it outlived a killed run";

@@ -45,7 +45,7 @@ std::string EnvFileText(const EnvOverlay& overlay) {
       "# Reproduce the result without Arbor: `. ./arbor-best.env` before building and "
       "running.\n";
   for (const auto& [key, value] : overlay) {
-    text += "export " + key + "='" + ReplaceAll(value, "'", "'\\''") + "'\n";
+    text += "export " + key + "=" + ShellQuote(value, ShellQuoting::kAlways) + "\n";
   }
   return text;
 }

@@ -1,4 +1,5 @@
-// The small helpers of runner.h around RunCommand: file reading, captured runs, quoting.
+// The small helpers of runner.h around RunCommand: file reading, captured runs, the engine's
+// environment for the tools it runs.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,6 +93,16 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
   unlink(err_path->c_str());
   if (!run) return run.error();
   return captured;
+}
+
+std::map<std::string, std::string> EngineEnv() {
+  std::map<std::string, std::string> env;
+  const char* path = std::getenv("PATH");
+  env["PATH"] = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    env["HOME"] = home;
+  }
+  return env;
 }
 
 }  // namespace arbor

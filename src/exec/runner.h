@@ -84,6 +84,11 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
                                 const std::map<std::string, std::string>& env,
                                 double timeout_s = 120, const std::string& stdin_data = "");
 
+// PATH and HOME of the engine (a default PATH when it is unset or empty; no HOME when it is):
+// the environment of a tool Arbor runs for itself (git, /bin/sh, a coding-agent CLI), which
+// finds itself and its configuration while nothing else of Arbor's environment leaks into it.
+std::map<std::string, std::string> EngineEnv();
+
 // Kills every process adopted by this (subreaper) process that no running command can claim:
 // leftovers whose command could not be told apart while several commands ran at once (see
 // process_reaper.h). Call it when no command is running (idle, shutdown). Returns the count.

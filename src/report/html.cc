@@ -10,6 +10,7 @@
 #include "report/panels.h"
 #include "report/tree_index.h"
 #include "util/duration.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -77,8 +78,6 @@ constexpr const char* kLiveScript = R"js(
 
 constexpr size_t kFitTreeNodes = 40;
 
-std::string Esc(std::string_view s) { return HtmlEscape(s); }
-
 std::string JsonNum(const nlohmann::json& j, const char* key, int digits = 6) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return "-";
@@ -88,12 +87,13 @@ std::string JsonNum(const nlohmann::json& j, const char* key, int digits = 6) {
 std::string Header(const ReportInput& in) {
   const CampaignView& v = in.view;
   nlohmann::json s = StatusJson(v);
-  std::string out = "<header id=\"summary\"><h1>Arbor campaign “" + Esc(v.meta.name) + "”</h1>";
-  out += "<div class=\"facts\"><span>state <b>" + Esc(v.meta.state) + "</b>";
-  if (!v.meta.stop_reason.empty()) out += " (" + Esc(v.meta.stop_reason) + ")";
-  out += "</span><span>" + Esc(v.metric_name) + " (" + (v.goal == Goal::kMax ? "max" : "min") +
-         ") baseline <b>" + JsonNum(s["baseline"], "value") + "</b> → best <b>" +
-         JsonNum(s["best"], "value") + "</b>";
+  std::string out =
+      "<header id=\"summary\"><h1>Arbor campaign “" + HtmlEscape(v.meta.name) + "”</h1>";
+  out += "<div class=\"facts\"><span>state <b>" + HtmlEscape(v.meta.state) + "</b>";
+  if (!v.meta.stop_reason.empty()) out += " (" + HtmlEscape(v.meta.stop_reason) + ")";
+  out += "</span><span>" + HtmlEscape(v.metric_name) + " (" +
+         (v.goal == Goal::kMax ? "max" : "min") + ") baseline <b>" +
+         JsonNum(s["baseline"], "value") + "</b> → best <b>" + JsonNum(s["best"], "value") + "</b>";
   if (s["best"]["speedup"].is_number()) {
     out += " " + report::FormatSpeedup(s["best"]["speedup"].get<double>());
   }
@@ -130,14 +130,14 @@ std::string TreeSection(const ReportInput& in) {
     out +=
         std::string("<div class=\"tree-svg") + (fit ? " fit" : "") + "\">" + in.tree_svg + "</div>";
   } else {
-    out += "<p class=\"fallback\">No tree layout: " + Esc(in.tree_note) +
+    out += "<p class=\"fallback\">No tree layout: " + HtmlEscape(in.tree_note) +
            " The tables below list every node.</p>";
   }
   std::string constraints;
   for (const Node& n : in.view.nodes) {
     for (const Constraint& c : n.critic.constraints) {
       constraints += "<li><a href=\"#node-" + std::to_string(n.id) + "\">#" + std::to_string(n.id) +
-                     "</a> " + Esc(DescribeConstraint(c)) + "</li>";
+                     "</a> " + HtmlEscape(DescribeConstraint(c)) + "</li>";
     }
   }
   if (!constraints.empty()) {
@@ -149,7 +149,7 @@ std::string TreeSection(const ReportInput& in) {
 std::string CurveSection(const ReportInput& in) {
   nlohmann::json curve = CurveJson(in.view, in.max_curve_points);
   std::string out = "<section id=\"curve\"><h2>Anytime curve</h2><p class=\"muted\">Best " +
-                    Esc(in.view.metric_name) +
+                    HtmlEscape(in.view.metric_name) +
                     " so far (green step line) against nodes evaluated and against campaign "
                     "time; each keep is a green dot with its 95% interval, the other dots are "
                     "evaluated nodes coloured by outcome.</p><div class=\"curves\">";
@@ -165,13 +165,14 @@ std::string FunnelSection(const ReportInput& in) {
   for (const auto& s : stages) most = std::max<int64_t>(most, s.value("count", int64_t{0}));
   for (const auto& s : stages) {
     int64_t n = s.value("count", int64_t{0});
-    out += "<tr><td>" + Esc(s.value("stage", "")) + "</td><td class=\"num\">" + std::to_string(n) +
+    out += "<tr><td>" + HtmlEscape(s.value("stage", "")) + "</td><td class=\"num\">" +
+           std::to_string(n) +
            "</td><td><span class=\"bar\" style=\"width:" + std::to_string(160 * n / most) +
            "px\"></span></td></tr>";
   }
   out += "</table><table><tr><th>where time went</th><th class=\"num\">seconds</th></tr>";
   for (const auto& t : in.funnel.value("time_s", nlohmann::json::array())) {
-    out += "<tr><td>" + Esc(t.value("stage", "")) + "</td><td class=\"num\">" +
+    out += "<tr><td>" + HtmlEscape(t.value("stage", "")) + "</td><td class=\"num\">" +
            FormatDouble(t.value("seconds", 0.0), 4) + "</td></tr>";
   }
   return out + "</table></div></section>";
@@ -184,15 +185,15 @@ std::string KeptSection(const ReportInput& in) {
     out += "<p class=\"muted\">Nothing kept yet: the best is the baseline.</p>";
   } else {
     out += "<table><tr><th>node</th><th>action</th><th>layer</th><th class=\"num\">" +
-           Esc(in.view.metric_name) +
+           HtmlEscape(in.view.metric_name) +
            "</th><th class=\"num\">gain</th><th>95% CI (speedup)</th><th>confirmed</th>"
            "<th class=\"num\">cost (s)</th></tr>";
     for (const auto& k : kept["nodes"]) {
       std::string action = k.value("action", "");
       if (k["values"].is_string()) action += "[" + k["values"].get<std::string>() + "]";
       out += "<tr class=\"kept-row\"><td><a href=\"#node-" + std::to_string(k.value("node", 0)) +
-             "\">#" + std::to_string(k.value("node", 0)) + "</a></td><td>" + Esc(action) +
-             "</td><td>" + Esc(k.value("layer", "")) + "</td><td class=\"num\">" +
+             "\">#" + std::to_string(k.value("node", 0)) + "</a></td><td>" + HtmlEscape(action) +
+             "</td><td>" + HtmlEscape(k.value("layer", "")) + "</td><td class=\"num\">" +
              JsonNum(k, "metric") + "</td><td class=\"num\">" +
              (k["gain"].is_number() ? report::FormatPercent(k["gain"].get<double>()) : "-") +
              "</td><td>×" + JsonNum(k, "ci_low", 4) + " – ×" + JsonNum(k, "ci_high", 4) +
@@ -201,12 +202,12 @@ std::string KeptSection(const ReportInput& in) {
     }
     out += "</table>";
   }
-  out += "<h4>Final diff (baseline → arbor/" + Esc(in.view.meta.name) + ")</h4>";
+  out += "<h4>Final diff (baseline → arbor/" + HtmlEscape(in.view.meta.name) + ")</h4>";
   out += in.diff.empty() ? "<p class=\"muted\">no code change</p>"
-                         : "<pre class=\"diff\">" + Esc(in.diff) + "</pre>";
+                         : "<pre class=\"diff\">" + HtmlEscape(in.diff) + "</pre>";
   out += "<h4>arbor-best.env</h4>";
   out += in.best_env.empty() ? "<p class=\"muted\">none</p>"
-                             : "<pre class=\"env\">" + Esc(in.best_env) + "</pre>";
+                             : "<pre class=\"env\">" + HtmlEscape(in.best_env) + "</pre>";
   return out + "</section>";
 }
 
@@ -226,10 +227,10 @@ std::string AnomaliesSection(const ReportInput& in) {
     std::string id = std::to_string(a["node"].get<int64_t>());
     std::string outcome = a["outcome"].get<std::string>();
     out += "<tr class=\"anomaly-row\" data-node=\"" + id + "\"><td><a href=\"#node-" + id + "\">#" +
-           id + "</a></td><td>" + Esc(a["action"].get<std::string>()) +
+           id + "</a></td><td>" + HtmlEscape(a["action"].get<std::string>()) +
            "</td><td><span class=\"badge o-" + outcome + "\">" + outcome +
            (a["unkept"].get<bool>() ? " (un-kept)" : "") + "</span></td><td>" +
-           Esc(a["diagnosis"].get<std::string>()) + "</td></tr>";
+           HtmlEscape(a["diagnosis"].get<std::string>()) + "</td></tr>";
   }
   return out + "</table></section>";
 }
@@ -287,11 +288,11 @@ std::string NodesSection(const ReportInput& in) {
     out += "<tr class=\"node-row\" data-node=\"" + id + "\" data-outcome=\"" + outcome +
            "\"><td><a href=\"#node-" + id + "\">#" + id + "</a></td><td>" +
            (n->parent == kNoNode ? "" : "#" + std::to_string(n->parent)) + "</td><td>" +
-           Esc(n->CandidateKey()) + "</td><td><span class=\"badge o-" + outcome + "\">" + outcome +
-           "</span></td><td class=\"num\">" + report::FormatMetric(n->metric) +
+           HtmlEscape(n->CandidateKey()) + "</td><td><span class=\"badge o-" + outcome + "\">" +
+           outcome + "</span></td><td class=\"num\">" + report::FormatMetric(n->metric) +
            "</td><td class=\"num\">" + (n->gain ? report::FormatPercent(*n->gain) : "") +
            "</td><td class=\"num\">" + (report::HasScore(*n) ? FormatDouble(n->score.h, 3) : "") +
-           "</td><td>" + Esc(report::Shorten(n->diagnosis, 90)) + "</td></tr>";
+           "</td><td>" + HtmlEscape(report::Shorten(n->diagnosis, 90)) + "</td></tr>";
   }
   out += "</table><h4>Details</h4>";
   static const std::vector<LogExcerpt> kNoLogs;
@@ -312,9 +313,9 @@ std::string NodesSection(const ReportInput& in) {
 std::string ReportHtml(const ReportInput& in) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  out +=
-      "<title>Arbor — " + Esc(in.view.meta.name) + "</title><style>" + kStyle + "</style></head>\n";
-  out += "<body data-campaign=\"" + Esc(in.view.meta.name) + "\" data-nodes=\"" +
+  out += "<title>Arbor — " + HtmlEscape(in.view.meta.name) + "</title><style>" + kStyle +
+         "</style></head>\n";
+  out += "<body data-campaign=\"" + HtmlEscape(in.view.meta.name) + "\" data-nodes=\"" +
          std::to_string(in.view.nodes.size()) + "\" data-version=\"" + std::to_string(in.version) +
          "\">\n";
   if (in.live) out += "<div id=\"live\" style=\"padding:4px 20px\">live: connecting…</div>";
@@ -322,7 +323,7 @@ std::string ReportHtml(const ReportInput& in) {
   out += TreeSection(in) + "\n" + CurveSection(in) + "\n" + FunnelSection(in) + "\n";
   out += KeptSection(in) + "\n" + AnomaliesSection(in) + "\n" + NoiseSection(in) + "\n";
   out += NodesSection(in) + "\n";
-  out += "</main>\n<footer class=\"muted\">" + Esc(in.generated) + "</footer>\n";
+  out += "</main>\n<footer class=\"muted\">" + HtmlEscape(in.generated) + "</footer>\n";
   if (in.live) out += std::string("<script>") + kLiveScript + "</script>\n";
   out += "</body></html>\n";
   return out;

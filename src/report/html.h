@@ -16,7 +16,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/model.h"
@@ -51,9 +50,6 @@ struct ReportInput {
 };
 
 std::string ReportHtml(const ReportInput& input);
-
-// &, <, >, " and ' as entities.
-std::string HtmlEscape(std::string_view text);
 
 enum class CurveAxis { kNodes, kTime };
 // The anytime curve (CurveJson) as an inline <svg class="curve">: evaluated nodes as dots

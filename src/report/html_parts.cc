@@ -1,4 +1,4 @@
-// HtmlEscape, CurveSvg and NodeDetailHtml (declared in report/html.h).
+// CurveSvg and NodeDetailHtml (declared in report/html.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -6,6 +6,7 @@
 
 #include "report/format.h"
 #include "report/html.h"
+#include "util/escape.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -59,33 +60,6 @@ std::string Row(const std::string& name, const std::string& value) {
 std::string Opt(std::optional<double> v) { return v ? FormatDouble(*v, 4) : "-"; }
 
 }  // namespace
-
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 
 std::string CurveSvg(const nlohmann::json& curve, CurveAxis axis) {
   const bool by_nodes = axis == CurveAxis::kNodes;

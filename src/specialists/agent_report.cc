@@ -1,6 +1,5 @@
 #include "specialists/agent_report.h"
 
-#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -14,45 +13,6 @@ namespace arbor {
 namespace {
 
 using json = nlohmann::json;
-
-// A TOML basic string: quotes, backslashes and every control character escaped.
-std::string TomlString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04X", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // An id as it may appear in a one-line message: control characters replaced, length capped.
 std::string Shown(std::string id) {
@@ -68,7 +28,7 @@ std::string Shown(std::string id) {
 Result<std::string> TomlValue(const json& v) {
   switch (v.type()) {
     case json::value_t::string:
-      return TomlString(v.get<std::string>());
+      return TomlBasicString(v.get<std::string>());
     case json::value_t::boolean:
       return std::string(v.get<bool>() ? "true" : "false");
     case json::value_t::number_integer:
@@ -97,7 +57,7 @@ Result<std::string> TomlValue(const json& v) {
       for (const auto& [key, value] : v.items()) {
         Result<std::string> element = TomlValue(value);
         if (!element) return element;
-        out += (first ? " " : ", ") + TomlString(key) + " = " + *element;
+        out += (first ? " " : ", ") + TomlBasicString(key) + " = " + *element;
         first = false;
       }
       return out + (first ? "}" : " }");
@@ -113,7 +73,7 @@ Result<std::string> ToToml(const json& action) {
   for (const auto& [key, value] : action.items()) {
     Result<std::string> v = TomlValue(value);
     if (!v) return MakeError("key '" + key + "': " + v.error().message);
-    text += TomlString(key) + " = " + *v + "\n";
+    text += TomlBasicString(key) + " = " + *v + "\n";
   }
   return text;
 }

@@ -1,7 +1,6 @@
 #include "specialists/builtin.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string_view>
@@ -33,17 +32,6 @@ SpecialistResult MakeResult(Verdict status, EnvOverlay overlay, std::string summ
   r.summary = std::move(summary);
   r.diagnosis = std::move(diagnosis);
   return r;
-}
-
-// PATH and HOME of the engine (a default PATH when unset): all that git and shells need.
-std::map<std::string, std::string> EngineEnv() {
-  std::map<std::string, std::string> env;
-  const char* path = std::getenv("PATH");
-  env["PATH"] = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    env["HOME"] = home;
-  }
-  return env;
 }
 
 std::vector<std::string> NonEmptyLines(std::string_view text) {

@@ -42,18 +42,6 @@ constexpr std::string_view kProposeFormat =
     "{\"summary\": \"...\", \"proposals\": [ ... ]} whose proposals are actions in the campaign "
     "file's [[action]] shape (kinds env, append or agent only), then exit 0.";
 
-// PATH and HOME of the engine (a default PATH when unset): the CLI finds itself and its
-// configuration, nothing else of Arbor's environment leaks into it.
-std::map<std::string, std::string> EngineEnv() {
-  std::map<std::string, std::string> env;
-  const char* path = std::getenv("PATH");
-  env["PATH"] = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    env["HOME"] = home;
-  }
-  return env;
-}
-
 std::string LastLine(std::string_view text) {
   std::vector<std::string> lines = Split(text, '\n');
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/strings.h"
+
 namespace arbor {
 
 std::string EscapeControlChars(std::string_view s) {
@@ -26,6 +28,16 @@ std::string EscapeControlChars(std::string_view s) {
     }
   }
   return out;
+}
+
+std::string QuoteForMessage(std::string_view s) {
+  std::string body;
+  body.reserve(s.size());
+  for (char c : s) {
+    if (c == '"' || c == '\\') body += '\\';
+    body += c;
+  }
+  return "\"" + EscapeControlChars(body) + "\"";
 }
 
 std::vector<std::string> VisibleTail(std::string_view text, size_t max_lines, size_t max_bytes) {
@@ -90,12 +102,49 @@ std::string JsonEscape(std::string_view bytes, std::string_view digits, JsonSlas
   return out;
 }
 
-std::string ShellQuote(const std::string& s) {
+std::string JsonString(std::string_view s) { return "\"" + JsonEscape(s) + "\""; }
+
+std::string TomlBasicString(std::string_view s) {
+  // TOML's escapes are JSON's (\/ aside); TOML also escapes DEL, which JSON leaves as it is.
+  std::string body = ReplaceAll(JsonEscape(s, "0123456789ABCDEF"), "\x7f", "\\u007F");
+  return "\"" + body + "\"";
+}
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string ShellQuote(const std::string& s, ShellQuoting quoting) {
   auto safe = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            (c != '\0' && std::strchr("_@%+=:,./-", c) != nullptr);
   };
-  if (!s.empty() && std::all_of(s.begin(), s.end(), safe)) return s;
+  if (quoting == ShellQuoting::kWhenNeeded && !s.empty() && std::all_of(s.begin(), s.end(), safe)) {
+    return s;
+  }
   std::string out = "'";
   for (char c : s) {
     if (c == '\'') {

@@ -1,0 +1,4 @@
+// Forbidden: core includes JSON and a process header.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>

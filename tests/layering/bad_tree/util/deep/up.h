@@ -1,0 +1,4 @@
+// Forbidden: util includes core.
+#pragma once
+
+#include "core/model.h"
