@@ -29,15 +29,17 @@ llm::ChatOptions ChatOptionsFor(const CampaignSpec& spec, const SpecialistSpec& 
 }
 
 // One chat completion on a fresh client (cheap: the client holds only its options), with the
-// messages scrubbed of secrets.
+// messages scrubbed of secrets and the answer capped as the specialist asks.
 ChatFn ChatFor(const CampaignSpec& spec, const SpecialistSpec& config, const Scrubber* scrubber) {
   llm::ChatOptions options = ChatOptionsFor(spec, config);
-  return [options, scrubber](const std::vector<llm::ChatMessage>& messages) {
+  return [options, scrubber](const std::vector<llm::ChatMessage>& messages, int max_answer_tokens) {
     std::vector<llm::ChatMessage> clean = messages;
     if (scrubber != nullptr && !scrubber->empty()) {
       for (llm::ChatMessage& m : clean) m.content = scrubber->Scrub(m.content);
     }
-    return llm::ChatClient(options).Complete(clean);
+    llm::ChatOptions asked = options;
+    asked.max_tokens = max_answer_tokens;
+    return llm::ChatClient(asked).Complete(clean);
   };
 }
 
@@ -45,20 +47,21 @@ ChatFn ChatFor(const CampaignSpec& spec, const SpecialistSpec& config, const Scr
 
 std::unique_ptr<SpecialistRouter> MakeSpecialists(const CampaignSpec* spec, Target* target,
                                                   const std::string& runs_dir,
-                                                  const Scrubber* scrubber) {
+                                                  const Scrubber* scrubber,
+                                                  LlmBudgetGuard* budget) {
   RouterOptions options;
   options.log_root = runs_dir;
   options.target = target;
-  options.llm_implement = [spec, target, scrubber](const Task& task, const SpecialistSpec& config,
-                                                   std::string_view protocol,
-                                                   std::string_view skill) {
-    LlmSpecialist llm(spec, &config, target, ChatFor(*spec, config, scrubber));
+  options.llm_implement = [spec, target, scrubber, budget](
+                              const Task& task, const SpecialistSpec& config,
+                              std::string_view protocol, std::string_view skill) {
+    LlmSpecialist llm(spec, &config, target, ChatFor(*spec, config, scrubber), budget);
     return llm.Implement(task, protocol, skill);
   };
-  options.llm_propose = [spec, target, scrubber](
+  options.llm_propose = [spec, target, scrubber, budget](
                             const ProposeRequest& request, const SpecialistSpec& config,
                             std::string_view protocol, std::string_view skill) {
-    LlmSpecialist llm(spec, &config, target, ChatFor(*spec, config, scrubber));
+    LlmSpecialist llm(spec, &config, target, ChatFor(*spec, config, scrubber), budget);
     return llm.Propose(request, protocol, skill);
   };
   return std::make_unique<SpecialistRouter>(spec, std::move(options));

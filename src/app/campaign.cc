@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +29,6 @@
 #include "app/slurm_jobs.h"
 #include "arbor/exit_codes.h"
 #include "config/campaign_loader.h"
-#include "config/template.h"
 #include "core/critic_gate.h"
 #include "core/gate.h"
 #include "core/orchestrator.h"
@@ -254,8 +253,12 @@ Result<int> RunCampaign(const RunOptions& options) {
   // worktrees this run recreates. A Slurm job's processes (this machine may be a compute node)
   // are Slurm's: reconciled below.
   const std::string spare = slurm ? "SLURM_JOB_NAME=" + job_name : "";
-  if (int n = KillProcessesWithin(paths.state_dir + "/worktrees", spare) +
-              KillProcessesWithin(paths.runs + "/propose", spare);
+  // A server a killed run left may have left its worktree (a daemon's chdir("/")): its marker
+  // names this campaign's runs/ folder (app/command_target_servers.h).
+  if (int n =
+          KillProcessesWithin(paths.state_dir + "/worktrees", spare) +
+          KillProcessesWithin(paths.runs + "/propose", spare) +
+          KillProcessesWithEnv(std::string(TargetServers::kMarkerName) + "=" + paths.runs + "/");
       n > 0) {
     std::fprintf(stderr, "arbor: killed %d process(es) a previous run left in its worktrees\n", n);
   }
@@ -276,13 +279,9 @@ Result<int> RunCampaign(const RunOptions& options) {
   }
 
   // Secrets ([secrets] env and every api_key_env) never reach the store, the knowledge base,
-  // logs, live events or a model (docs/secrets.md).
-  Scrubber scrubber = ScrubberFromEnv(spec.secrets);
-  std::unique_ptr<ScrubbingStore> scrubbing;
-  if (!scrubber.empty()) {
-    scrubbing = std::make_unique<ScrubbingStore>(store, &scrubber);
-    store = scrubbing.get();
-  }
+  // a file under the state folder, live events or a model (docs/secrets.md).
+  SecretsLayer secrets(spec.secrets);
+  store = secrets.Wrap(store);
   CommandTarget target(&spec, paths.runs, job_name);
   Reconciliation left;  // the jobs a killed run left (app/slurm_jobs.h), claimed by steps
   if (slurm) {
@@ -303,9 +302,18 @@ Result<int> RunCampaign(const RunOptions& options) {
     }
     target.set_slurm_jobs(paths.state_dir + "/jobs", &left);
   }
-  if (!scrubber.empty()) target.set_scrubber(&scrubber);
+  // The [llm] budget is a hard cap on each request (specialists/llm_budget.h), counted from
+  // what earlier runs of the campaign spent.
+  auto meta = store->LoadMeta();
+  if (!meta.ok()) return WithCode(meta.error(), kExitStore);
+  std::unique_ptr<LlmBudgetGuard> llm_budget;
+  if (spec.llm.max_tokens > 0 || spec.llm.max_cost > 0) {
+    const CampaignMeta spent = meta->value_or(CampaignMeta{});
+    llm_budget = std::make_unique<LlmBudgetGuard>(
+        spec.llm, spent.llm_prompt_tokens + spent.llm_completion_tokens, spent.llm_cost);
+  }
   std::unique_ptr<SpecialistRouter> specialist =
-      MakeSpecialists(&spec, &target, paths.runs, &scrubber);
+      MakeSpecialists(&spec, &target, paths.runs, &secrets.scrubber(), llm_budget.get());
   // The Critic's statistical gate; the plain median comparison exists for ablations only and
   // the campaign records which one it was started with (it cannot change mid-campaign).
   CriticGate critic_gate;
@@ -313,19 +321,25 @@ Result<int> RunCampaign(const RunOptions& options) {
   Gate& gate = spec.critic.enabled ? static_cast<Gate&>(critic_gate) : median_gate;
   SteadyClock clock;
   TeeSink tee;
-  ScrubbingEventSink scrubbing_sink(&tee, &scrubber);
-  EventSink& sink_port = scrubber.empty() ? static_cast<EventSink&>(tee) : scrubbing_sink;
+  EventSink& sink_port = *secrets.Wrap(&tee);
   TeeSink& sink = tee;
   std::unique_ptr<TerminalSink> terminal;
   std::unique_ptr<JsonLinesSink> json_out;
   std::unique_ptr<JsonLinesSink> json_file;
   std::FILE* events = nullptr;
+  // A failure's line shows what its command printed (app/run_logs.h).
+  const FailedRunOf failed_runs = FailedRunsIn(paths.runs, &secrets.scrubber());
   if (!options.quiet) {
-    terminal = std::make_unique<TerminalSink>(stderr, isatty(STDERR_FILENO) != 0, spec.metric.name);
+    TerminalSink::Options terminal_options;
+    terminal_options.tty = isatty(STDERR_FILENO) != 0;
+    terminal_options.metric_name = spec.metric.name;
+    terminal_options.goal = spec.metric.goal;
+    terminal_options.failed_run = failed_runs;
+    terminal = std::make_unique<TerminalSink>(stderr, std::move(terminal_options));
     sink.Add(terminal.get());
   }
   if (options.json) {
-    json_out = std::make_unique<JsonLinesSink>(stdout);
+    json_out = std::make_unique<JsonLinesSink>(stdout, failed_runs);
     sink.Add(json_out.get());
   }
   if (!options.events_file.empty()) {
@@ -333,27 +347,27 @@ Result<int> RunCampaign(const RunOptions& options) {
     if (events == nullptr) {
       return MakeError("cannot open events file " + options.events_file, kExitUsage);
     }
-    json_file = std::make_unique<JsonLinesSink>(events);
+    json_file = std::make_unique<JsonLinesSink>(events, failed_runs);
     sink.Add(json_file.get());
   }
 
   KbContext kb_context;
   std::unique_ptr<KbStore> kb = OpenKnowledgeBase(spec, options, paths.db, &kb_context);
-  KnowledgeBase* kb_port = kb.get();
-  std::unique_ptr<ScrubbingKnowledgeBase> scrubbing_kb;
-  if (kb && !scrubber.empty()) {
-    scrubbing_kb = std::make_unique<ScrubbingKnowledgeBase>(kb.get(), &scrubber);
-    kb_port = scrubbing_kb.get();
+  KnowledgeBase* kb_port = secrets.Wrap(kb.get());
+  Workspace* workspace_port = secrets.Wrap(&workspace);
+  // A node's servers stop when its worktree is released: its evaluation is over.
+  std::optional<ServerStoppingWorkspace> serving;
+  if (target.servers() != nullptr) {
+    serving.emplace(workspace_port, target.servers());
+    workspace_port = &*serving;
   }
-  ScrubbingWorkspace scrubbing_workspace(&workspace, &scrubber);
-  Workspace* workspace_port =
-      scrubber.empty() ? static_cast<Workspace*>(&workspace) : &scrubbing_workspace;
   Orchestrator orchestrator(spec, Ports{store, workspace_port, &target, specialist.get(), &gate,
                                         &clock, &sink_port, kb_port, kb_context});
   g_running.store(&orchestrator);
   if (g_signals.load() > 0) orchestrator.RequestStop();  // a signal came while setting up
   auto summary = orchestrator.Run();
   g_running.store(nullptr);
+  if (target.servers() != nullptr) target.servers()->StopAll();  // a stopped run left some up
   if (slurm) {
     CancelSlurmJobs(job_name, SlurmClientEnv());  // nothing of this campaign stays queued
     // Results of a killed run no step claimed (the campaign took another way): not needed.
@@ -376,26 +390,6 @@ Result<int> RunCampaign(const RunOptions& options) {
     return kExitNothingEvaluated;
   }
   return kExitOk;
-}
-
-Result<std::string> InitCommand(const std::string& file, bool force) {
-  if (fs::exists(file) && !force) {
-    return MakeError(file + " exists; use --force to overwrite it", kExitUsage);
-  }
-  std::string name = fs::absolute(file).parent_path().filename().string();
-  std::string clean;
-  for (char c : name)
-    clean +=
-        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '-';
-  if (clean.empty()) clean = "campaign";
-  std::ofstream out(file, std::ios::trunc);
-  out << CampaignTemplate(clean);
-  if (!out) return MakeError("cannot write " + file, kExitState);
-  return "wrote " + file + ": next steps\n" +
-         "  1. edit the [target] commands, the [metric] and the [[action]] list\n" +
-         "  2. arbor try    runs each command once as a campaign would, shows what it printed\n" +
-         "                 and the metric read from it, and stores nothing\n" +
-         "  3. arbor run    once `arbor try` says ready\n";
 }
 
 int WatchdogProcess() { return WatchdogMain(3); }

@@ -52,6 +52,5 @@ Result<std::string> TreeCommand(const ViewOptions& options);
 // The one-line reason a finished campaign evaluated nothing, with the next step ("" otherwise).
 Result<std::string> NothingEvaluated(const std::string& file);
 Result<std::string> ShowCommand(const ViewOptions& options, long long node);
-Result<std::string> InitCommand(const std::string& file, bool force);
 
 }  // namespace arbor

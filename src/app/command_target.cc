@@ -1,9 +1,13 @@
 #include "app/command_target.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
-#include "app/secrets.h"
+#include "app/run_logs.h"
 #include "app/slurm.h"
 #include "app/slurm_jobs.h"
 #include "formats/importers.h"
@@ -53,12 +57,46 @@ Result<std::string> ProfileText(const ProfileSpec& spec, const std::string& work
 }  // namespace
 
 CommandTarget::CommandTarget(const CampaignSpec* spec, std::string runs_dir, std::string job_name)
-    : spec_(spec), runs_dir_(std::move(runs_dir)), job_name_(std::move(job_name)) {}
+    : spec_(spec), runs_dir_(std::move(runs_dir)), job_name_(std::move(job_name)) {
+  if (spec_->target.serve.enabled()) servers_ = std::make_unique<TargetServers>(spec_, runs_dir_);
+}
 
-std::map<std::string, std::string> CommandTarget::InheritedEnv() {
+bool CommandTarget::LooksLikeSecret(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
+                                "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}) {
+    if (upper.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> CommandTarget::InheritedEnv(const CampaignSpec& spec) {
   std::map<std::string, std::string> env;
   for (const char* name : kInherited) {
     if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  const std::vector<std::string>& patterns = spec.target.pass_env;
+  if (!patterns.empty()) {
+    auto passes = [&](std::string_view name) {
+      for (const std::string& p : patterns) {
+        if (p == name) return true;  // named: passed even if it is a secret
+      }
+      if (LooksLikeSecret(name) ||
+          std::find(spec.secrets.begin(), spec.secrets.end(), name) != spec.secrets.end()) {
+        return false;
+      }
+      for (const std::string& p : patterns) {
+        if (p.find_first_of("*?") != std::string::npos && GlobMatch(p, name)) return true;
+      }
+      return false;
+    };
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const size_t eq = entry.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;
+      if (passes(entry.substr(0, eq))) env[std::string(entry.substr(0, eq))] = entry.substr(eq + 1);
+    }
   }
   if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   return env;
@@ -108,7 +146,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   RunSpec rs;
   rs.command = command;
   rs.cwd = ctx.worktree;
-  rs.env = InheritedEnv();
+  rs.env = InheritedEnv(*spec_);
   for (const auto& [k, v] : ctx.env) rs.env[k] = v;
   rs.env["ARBOR_NODE"] = std::to_string(ctx.node);
   rs.env["ARBOR_WORKTREE"] = ctx.worktree;
@@ -121,6 +159,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   rs.output_limit_bytes = static_cast<long long>(spec_->target.output_limit_mb * 1024 * 1024);
   rs.stdout_path = run.out_dir + "/stdout";
   rs.stderr_path = run.out_dir + "/stderr";
+  rs.kept_paths = {run.out_dir};  // $ARBOR_OUT too: scrubbed before metrics are read from it
   run.stdout_path = rs.stdout_path;
   const std::string job_id_file = run.out_dir + "/slurm-job";
   if (batch) {
@@ -155,13 +194,23 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     // starts, so its run is given the queue limit on top of the step's timeout.
     if (req.allocation.empty()) rs.timeout_s += executor.queue_timeout_s.value_or(0);
   }
+  // The node's server (started by the first of its commands) runs while this one does.
+  TargetServers::Lease lease;
+  if (servers_ && role != "build") {
+    lease = servers_->Acquire(ctx, rs, role);
+    if (lease.failure) {
+      run.step = *lease.failure;  // detail and tail scrubbed already
+      return run;
+    }
+    rs.env["ARBOR_PORT"] = std::to_string(lease.port);
+  }
   auto r = RunCommand(rs);
   if (!r.ok()) {
+    if (servers_) servers_->Release(lease, role, &run.step);
     run.step.kind = ExitKind::kSpawnError;
     run.step.detail = Scrubbed(r.error().message);
     return run;
   }
-  ScrubLogs(run.out_dir);
   run.step.duration_s = r->duration_s;
   switch (r->status) {
     case RunResult::Status::kExited:
@@ -200,16 +249,10 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
     }
   }
   Finish(&run);
+  // A server that died while the command ran: the step is its crash (its tail replaces the
+  // command's, and is scrubbed already).
+  if (servers_) servers_->Release(lease, role, &run.step);
   return run;
-}
-
-void CommandTarget::ScrubLogs(const std::string& out_dir) const {
-  if (scrubber_ == nullptr) return;
-  std::error_code ec;
-  for (const std::string& log : {out_dir + "/stdout", out_dir + "/stderr"}) {
-    // A log that cannot be scrubbed must not be kept: the secret would outlive the run.
-    if (!ScrubFileInPlace(log, *scrubber_).ok()) fs::remove(log, ec);
-  }
 }
 
 void CommandTarget::Finish(Run* run) const {
@@ -251,16 +294,38 @@ std::string CommandTarget::Allocation(double timeout_s) {
   return allocation_;
 }
 
-std::string CommandTarget::Scrubbed(std::string text) const {
-  return scrubber_ == nullptr ? text : scrubber_->Scrub(text);
+void CommandTarget::RecordExit(const RunContext& ctx, const StepResult& step) const {
+  RecordRunExit(runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label, step);
 }
 
 StepResult CommandTarget::Build(const RunContext& ctx) {
+  // A build may replace what the worktree's servers run: they stop first.
+  if (servers_) servers_->StopIn(ctx.worktree);
   if (spec_->target.build.empty()) return StepResult{};
-  return Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
+  StepResult step = Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
+  RecordExit(ctx, step);
+  return step;
 }
 
 Measurement CommandTarget::Check(const RunContext& ctx) {
+  Measurement m = ReadCheck(ctx);
+  if (!spec_->target.check.empty()) RecordExit(ctx, m.step);
+  return m;
+}
+
+Measurement CommandTarget::Bench(const RunContext& ctx) {
+  Measurement m = ReadBench(ctx);
+  RecordExit(ctx, m.step);
+  return m;
+}
+
+ProfileResult CommandTarget::Profile(const RunContext& ctx) {
+  ProfileResult r = ReadProfile(ctx);
+  if (!spec_->target.profile.empty()) RecordExit(ctx, r.step);
+  return r;
+}
+
+Measurement CommandTarget::ReadCheck(const RunContext& ctx) {
   Measurement m;
   if (spec_->target.check.empty()) return m;
   Run run = Execute(ctx, "check", spec_->target.check, spec_->target.check_timeout_s);
@@ -278,7 +343,7 @@ Measurement CommandTarget::Check(const RunContext& ctx) {
   return m;
 }
 
-Measurement CommandTarget::Bench(const RunContext& ctx) {
+Measurement CommandTarget::ReadBench(const RunContext& ctx) {
   Measurement m;
   Run run = Execute(ctx, "bench", spec_->target.bench, spec_->target.bench_timeout_s);
   m.step = run.step;
@@ -314,7 +379,7 @@ Measurement CommandTarget::Bench(const RunContext& ctx) {
   return m;
 }
 
-ProfileResult CommandTarget::Profile(const RunContext& ctx) {
+ProfileResult CommandTarget::ReadProfile(const RunContext& ctx) {
   ProfileResult r;
   if (spec_->target.profile.empty()) return r;
   Run run = Execute(ctx, "profile", spec_->target.profile, spec_->target.profile_timeout_s);

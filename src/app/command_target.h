@@ -1,24 +1,32 @@
 // CommandTarget: the Target port over the user's shell commands, run by exec/'s Runner.
 //
-// Each run gets its own folder runs/n<node>/<label>/ holding stdout, stderr and $ARBOR_OUT,
-// a minimal environment (an allowlist of the caller's variables, then the campaign's env and
-// the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT / ARBOR_REPETITION), and
-// the step's timeout and limits. With [executor] kind = "slurm" each command runs as an srun
+// Each run gets its own folder runs/n<node>/<label>/ (stdout, stderr, $ARBOR_OUT and, once the
+// step's result is final, `exit`: how it ended, read back by app/run_logs.h), a minimal
+// environment (an allowlist of the caller's variables and those [target] pass_env names, then
+// the campaign's env and the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT /
+// ARBOR_REPETITION, and ARBOR_PORT with [target.serve]), and the step's timeout and limits.
+// With [target.serve], the check, bench and profile commands run against the node's server
+// (command_target_servers.h), which the target starts, keeps and stops. With [executor] kind = "slurm" each command runs as an srun
 // job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
 // profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
-// parser's one-line reason.
+// parser's one-line reason. Everything a run keeps — its folder, the step's tail and detail —
+// is scrubbed of secrets by the process's installed Scrubber (exec/scrubbing.h) as soon as
+// the command ends, before metrics or profiles are read from it.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "app/command_target_servers.h"
 #include "app/slurm_jobs.h"
 #include "core/ports.h"
 #include "core/spec.h"
 #include "exec/runner.h"
-#include "util/secrets.h"
+#include "exec/scrubbing.h"
 
 namespace arbor {
 
@@ -48,12 +56,16 @@ class CommandTarget : public Target {
     left_ = left;
   }
 
-  // When set (nullptr: off), each command's stdout/stderr logs and its StepResult's detail and
-  // tail are scrubbed of secrets as soon as it ends (app/secrets.h). Borrowed.
-  void set_scrubber(const Scrubber* scrubber) { scrubber_ = scrubber; }
+  // The servers of [target.serve] (nullptr without): a ServerStoppingWorkspace stops a node's
+  // when its worktree is released; the owner stops the rest when the campaign ends.
+  TargetServers* servers() { return servers_.get(); }
 
-  // The variables of Arbor's own environment a target command may see.
-  static std::map<std::string, std::string> InheritedEnv();
+  // The variables of Arbor's own environment a target command may see: a fixed allowlist and
+  // [target] pass_env's (an exact name always; a glob never a secret: one of `spec.secrets`,
+  // or a name that looks like a credential).
+  static std::map<std::string, std::string> InheritedEnv(const CampaignSpec& spec);
+  // Whether a variable named `name` looks like a credential (KEY, TOKEN, SECRET, PASSWORD, …).
+  static bool LooksLikeSecret(std::string_view name);
 
  private:
   struct Run {
@@ -81,19 +93,23 @@ class CommandTarget : public Target {
   Run FromJobFolder(const RunContext& ctx, const LeftJob& job) const;
   // The step's exit from a shell's exit code (128+N: killed by signal N).
   static void SetExitCode(int code, StepResult* step);
-  // Scrubs the run's stdout/stderr in `out_dir` (when a scrubber is set).
-  void ScrubLogs(const std::string& out_dir) const;
   // The failed run's tail; detail and tail scrubbed.
   void Finish(Run* run) const;
+  // Check, Bench and Profile before their result is recorded: the command's run and what was
+  // read from it (the accuracy, the metric, the profile).
+  Measurement ReadCheck(const RunContext& ctx);
+  Measurement ReadBench(const RunContext& ctx);
+  ProfileResult ReadProfile(const RunContext& ctx);
+  // How the step of `ctx` ended, final (app/run_logs.h): its folder's `exit`.
+  void RecordExit(const RunContext& ctx, const StepResult& step) const;
   // The measurement's allocation, obtained on first use ("" when salloc failed).
   std::string Allocation(double timeout_s);
-  // `text` without secrets (unchanged when no scrubber is set).
-  std::string Scrubbed(std::string text) const;
+  // `text` without secrets (exec/scrubbing.h; unchanged when no Scrubber is installed).
+  static std::string Scrubbed(std::string text) { return ScrubInstalled(std::move(text)); }
 
   const CampaignSpec* spec_;
   std::string runs_dir_;
   std::string job_name_;
-  const Scrubber* scrubber_ = nullptr;
   std::string jobs_dir_;
   std::mutex left_mu_;  // build lanes claim left jobs from several threads
   Reconciliation* left_ = nullptr;
@@ -101,6 +117,7 @@ class CommandTarget : public Target {
   NodeId measuring_ = kNoNode;
   std::string allocation_;
   bool allocation_failed_ = false;  // salloc failed: this measurement's runs are separate jobs
+  std::unique_ptr<TargetServers> servers_;  // with [target.serve]
 };
 
 }  // namespace arbor

@@ -192,7 +192,7 @@ CommandTarget::Run CommandTarget::FromJobFolder(const RunContext& ctx, const Lef
   fs::create_directories(run.out_dir + "/out", ec);
   CopyLogs(job.dir, run.out_dir,
            static_cast<long long>(spec_->target.output_limit_mb * 1024 * 1024));
-  ScrubLogs(run.out_dir);
+  ScrubKept(run.out_dir);  // written here, not by a command the runner scrubbed
   run.step.executor = "slurm";
   run.step.job = job.job;
   run.step.host = job.host;

@@ -4,12 +4,13 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "app/dashboard_source.h"
 #include "app/reading.h"
 #include "app/report_inputs.h"
+#include "app/run_logs.h"
+#include "app/secrets.h"
 #include "arbor/exit_codes.h"
 #include "dashboard/api.h"
 #include "dashboard/server.h"
@@ -21,7 +22,8 @@ namespace {
 
 class StoreSource : public DashboardSource {
  public:
-  explicit StoreSource(OpenedCampaign* campaign) : c_(campaign) {}
+  explicit StoreSource(OpenedCampaign* campaign)
+      : c_(campaign), scrubber_(ScrubberFromEnv(campaign->spec.secrets)) {}
 
   Result<CampaignView> LoadView() override { return LoadCampaignView(c_); }
 
@@ -30,7 +32,7 @@ class StoreSource : public DashboardSource {
   }
 
   Result<NodeDetail> LoadDetail(const Node& node) override {
-    NodeDetail d{node, {}, {}, {}, {}};
+    NodeDetail d{node, {}, {}, {}, {}, {}};
     auto samples = c_->store->LoadSamples(node.id);
     if (!samples.ok()) return samples.error();
     auto profile = c_->store->LoadProfile(node.id);
@@ -40,7 +42,8 @@ class StoreSource : public DashboardSource {
     d.samples = std::move(*samples);
     d.profile = std::move(*profile);
     d.events = std::move(*events);
-    d.logs = ReadLogs(c_->paths.runs, node.id);
+    d.logs = ReadLogs(c_->paths.runs, node.id, scrubber_);
+    d.failed_run = ReadFailedRun(c_->paths.runs, node.id, node.outcome, scrubber_);
     return d;
   }
 
@@ -56,6 +59,7 @@ class StoreSource : public DashboardSource {
 
  private:
   OpenedCampaign* c_;
+  const Scrubber scrubber_;  // the campaign's [secrets], for the logs it reads
 };
 
 }  // namespace
@@ -79,16 +83,13 @@ Result<std::string> ReportCommand(const ReportOptions& options) {
   in.version = funnel.last_event_id();
   std::string html = ReportHtml(in);
 
-  // Written next to its final name, then renamed: a reader never sees half a report.
-  const std::string tmp = options.out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << html;
-    if (!f.flush()) return MakeError("cannot write " + tmp, kExitState);
+  // Its sources were scrubbed when they were written; what they quote from outside them (git
+  // diffs) is scrubbed here with the secrets this process can see. Written next to its final
+  // name, then renamed: a reader never sees half a report.
+  SecretsLayer secrets(campaign->spec.secrets);
+  if (Status written = WriteKeptFile(options.out, html); !written.ok()) {
+    return MakeError(written.error().message, kExitState);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, options.out, ec);
-  if (ec) return MakeError("cannot write " + options.out + ": " + ec.message(), kExitState);
   std::string line = "arbor: wrote " + options.out + ": " + std::to_string(count) + " nodes";
   if (in.tree_svg.empty()) line += " (no tree layout: " + in.tree_note + ")";
   return line + "\n";

@@ -1,4 +1,4 @@
-// LayoutTree, ReadFinalChange, ReadLogs, GatherReport (declared in app/report_inputs.h).
+// LayoutTree, ReadFinalChange, GatherReport (declared in app/report_inputs.h).
 #include "app/report_inputs.h"
 
 #include <stdlib.h>
@@ -7,10 +7,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <unordered_set>
 
+#include "app/run_logs.h"
+#include "app/secrets.h"
 #include "exec/runner.h"
 #include "report/panels.h"
 #include "util/escape.h"
@@ -18,8 +19,6 @@
 
 namespace arbor {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr double kDotTimeoutS = 60;
 constexpr double kGitTimeoutS = 30;
@@ -134,37 +133,6 @@ FinalChange ReadFinalChange(const std::string& repo, const std::vector<Node>& no
   return change;
 }
 
-std::vector<LogExcerpt> ReadLogs(const std::string& runs_dir, NodeId node, size_t runs_per_node,
-                                 size_t bytes) {
-  std::vector<LogExcerpt> logs;
-  std::error_code ec;
-  fs::path dir = fs::path(runs_dir) / ("n" + std::to_string(node));
-  if (!fs::is_directory(dir, ec)) return logs;
-  struct Run {
-    fs::file_time_type time;
-    std::string label;
-  };
-  std::vector<Run> runs;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_directory(ec)) continue;
-    runs.push_back({entry.last_write_time(ec), entry.path().filename().string()});
-  }
-  // The newest runs, shown oldest first.
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return a.time != b.time ? a.time > b.time : a.label > b.label;
-  });
-  if (runs.size() > runs_per_node) runs.resize(runs_per_node);
-  std::reverse(runs.begin(), runs.end());
-  for (const Run& run : runs) {
-    for (const char* stream : {"stdout", "stderr"}) {
-      std::string text = ReadTail((dir / run.label / stream).string(), bytes);
-      if (Trim(text).empty()) continue;
-      logs.push_back({run.label, stream, std::move(text)});
-    }
-  }
-  return logs;
-}
-
 ReportInput GatherReport(const OpenedCampaign& campaign, CampaignView view,
                          const nlohmann::json& funnel) {
   ReportInput in;
@@ -181,11 +149,15 @@ ReportInput GatherReport(const OpenedCampaign& campaign, CampaignView view,
   for (const auto& k : kept_path["nodes"]) listed.insert(k.value("node", 0));
   NodeId max_id = 0;
   for (const Node& n : view.nodes) max_id = std::max(max_id, n.id);
+  const Scrubber scrubber = ScrubberFromEnv(campaign.spec.secrets);
   for (const Node& n : view.nodes) {
     bool newest = max_id - n.id < static_cast<NodeId>(in.max_node_rows);
     if (!newest && !listed.contains(n.id)) continue;
-    std::vector<LogExcerpt> logs = ReadLogs(campaign.paths.runs, n.id);
+    std::vector<LogExcerpt> logs = ReadLogs(campaign.paths.runs, n.id, scrubber);
     if (!logs.empty()) in.logs[n.id] = std::move(logs);
+    if (auto failed = ReadFailedRun(campaign.paths.runs, n.id, n.outcome, scrubber)) {
+      in.failed_runs[n.id] = std::move(*failed);
+    }
     if (campaign.spec.executor.kind != ExecutorSpec::Kind::kLocal) {
       // Where each run went (local runs record no job events).
       auto events = campaign.store->LoadEvents(n.id, 0, -1);

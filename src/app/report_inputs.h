@@ -1,6 +1,6 @@
 // What the HTML report needs besides the store's rows: the tree laid out by Graphviz, the
-// final diff and arbor-best.env from git, and the tails of each node's run logs. Internal to
-// app/ (report.cc); everything here only reads.
+// final diff and arbor-best.env from git, and the tails of each node's run logs and its failed
+// run (app/run_logs.h). Internal to app/ (report.cc); everything here only reads.
 #pragma once
 
 #include <map>
@@ -28,12 +28,8 @@ struct FinalChange {
 };
 FinalChange ReadFinalChange(const std::string& repo, const std::vector<Node>& nodes);
 
-// The tails of the newest runs of each node in runs/n<id>/<label>/{stdout,stderr}: at most
-// `runs_per_node` runs, `bytes` bytes of each non-empty stream.
-std::vector<LogExcerpt> ReadLogs(const std::string& runs_dir, NodeId node, size_t runs_per_node = 4,
-                                 size_t bytes = 1500);
-
-// Everything ReportHtml needs for `view`, gathered from the campaign.
+// Everything ReportHtml needs for `view`, gathered from the campaign: the log tails and failed
+// runs of the nodes it lists come from app/run_logs.h, scrubbed with the campaign's [secrets].
 ReportInput GatherReport(const OpenedCampaign& campaign, CampaignView view,
                          const nlohmann::json& funnel);
 

@@ -1,13 +1,6 @@
 #include "app/secrets.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace arbor {
@@ -51,77 +44,6 @@ std::string ScrubJsonText(const Scrubber& scrubber, const std::string& text) {
     // Fall through to the replacement below.
   }
   return R"({"redacted":"held a secret that could not be scrubbed as JSON"})";
-}
-
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return MakeError(Errno("cannot write " + path));
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return {};
-}
-
-// Reads `in` in chunks of kScrubChunkBytes, appending each to `*buffer`; false at the end.
-bool ReadChunk(std::ifstream& in, std::string* buffer) {
-  size_t old = buffer->size();
-  buffer->resize(old + kScrubChunkBytes);
-  in.read(buffer->data() + old, static_cast<std::streamsize>(kScrubChunkBytes));
-  buffer->resize(old + static_cast<size_t>(in.gcount()));
-  return in.gcount() > 0;
-}
-
-// Whether the file holds a secret, reading it once with chunks overlapping by the longest form.
-Result<bool> FileContainsSecret(const std::string& path, const Scrubber& scrubber) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(Errno("cannot read " + path));
-  size_t overlap = scrubber.max_pattern_length() - 1;
-  std::string buffer;
-  while (ReadChunk(in, &buffer)) {
-    if (scrubber.Contains(buffer)) return true;
-    if (buffer.size() > overlap) buffer.erase(0, buffer.size() - overlap);
-  }
-  if (in.bad()) return MakeError(Errno("cannot read " + path));
-  return false;
-}
-
-// Copies `path` into the open file `fd` with every secret redacted. Of each buffer, only the
-// part before the last (longest form - 1) bytes is final: an occurrence starting later may
-// continue in the next chunk. A redaction that crosses that point holds it back too.
-Status CopyScrubbed(const std::string& path, const Scrubber& scrubber, int fd,
-                    const std::string& tmp) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(Errno("cannot read " + path));
-  size_t overlap = scrubber.max_pattern_length() - 1;
-  std::string buffer;
-  bool more = true;
-  while (more) {
-    more = ReadChunk(in, &buffer);
-    std::vector<Scrubber::Span> spans = scrubber.Find(buffer);
-    size_t cut = buffer.size();
-    if (more) {
-      cut = buffer.size() > overlap ? buffer.size() - overlap : 0;
-      for (const Scrubber::Span& s : spans) {
-        if (s.begin < cut && s.end > cut) cut = s.begin;
-      }
-    }
-    std::string out;
-    size_t at = 0;
-    for (const Scrubber::Span& s : spans) {
-      if (s.end > cut) break;
-      out.append(buffer, at, s.begin - at);
-      out += "[redacted:" + *s.name + "]";
-      at = s.end;
-    }
-    out.append(buffer, at, cut - at);
-    ARBOR_TRY(WriteAll(fd, out, tmp));
-    buffer.erase(0, cut);
-  }
-  if (in.bad()) return MakeError(Errno("cannot read " + path));
-  return {};
 }
 
 }  // namespace
@@ -192,32 +114,27 @@ void ScrubbingEventSink::OnEvent(const Event& e) {
   inner_->OnEvent(scrubbed);
 }
 
-Status ScrubFileInPlace(const std::string& path, const Scrubber& scrubber) {
-  if (scrubber.empty()) return {};
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return {};
-    return MakeError(Errno("cannot stat " + path));
-  }
-  if (!S_ISREG(st.st_mode)) return {};
-  auto dirty = FileContainsSecret(path, scrubber);
-  if (!dirty.ok()) return dirty.error();
-  if (!*dirty) return {};
+SecretsLayer::SecretsLayer(const std::vector<std::string>& variable_names)
+    : scrubber_(ScrubberFromEnv(variable_names)), installed_(&scrubber_) {}
 
-  std::string tmp = path + ".scrub-XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return MakeError(Errno("cannot create a temporary file next to " + path));
-  Status written = CopyScrubbed(path, scrubber, fd, tmp);
-  if (written.ok() && ::fchmod(fd, st.st_mode & 07777) != 0) {
-    written = MakeError(Errno("cannot chmod " + tmp));
-  }
-  if (written.ok() && ::fsync(fd) != 0) written = MakeError(Errno("cannot fsync " + tmp));
-  if (::close(fd) != 0 && written.ok()) written = MakeError(Errno("cannot close " + tmp));
-  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    written = MakeError(Errno("cannot rename " + tmp + " to " + path));
-  }
-  if (!written.ok()) ::unlink(tmp.c_str());
-  return written;
+Store* SecretsLayer::Wrap(Store* inner) {
+  if (empty() || inner == nullptr) return inner;
+  return stores_.emplace_back(std::make_unique<ScrubbingStore>(inner, &scrubber_)).get();
+}
+
+KnowledgeBase* SecretsLayer::Wrap(KnowledgeBase* inner) {
+  if (empty() || inner == nullptr) return inner;
+  return kbs_.emplace_back(std::make_unique<ScrubbingKnowledgeBase>(inner, &scrubber_)).get();
+}
+
+EventSink* SecretsLayer::Wrap(EventSink* inner) {
+  if (empty() || inner == nullptr) return inner;
+  return sinks_.emplace_back(std::make_unique<ScrubbingEventSink>(inner, &scrubber_)).get();
+}
+
+Workspace* SecretsLayer::Wrap(Workspace* inner) {
+  if (empty() || inner == nullptr) return inner;
+  return workspaces_.emplace_back(std::make_unique<ScrubbingWorkspace>(inner, &scrubber_)).get();
 }
 
 }  // namespace arbor

@@ -1,17 +1,20 @@
 // Wiring of util/secrets.h's Scrubber into everything a campaign writes (docs/secrets.md).
 //
 // The values of the LLM API-key variables and of the user's secret variables must never reach
-// the store, the knowledge base, the captured logs or the live event views. The decorators
-// here scrub text on its way in and forward everything else unchanged; reports, exports and
-// prompts are built from those sources, so scrubbing at the sources covers them. Each
-// decorator borrows its Scrubber and its inner port, which must outlive it.
+// the store, the knowledge base, any file under the campaign's state folder, the report or
+// the live event views. SecretsLayer below is the one place a run sets that up: files go
+// through exec/scrubbing.h, the ports through the decorators here, which scrub text on its
+// way in and forward everything else unchanged. Each decorator borrows its Scrubber and its
+// inner port, which must outlive it.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/ports.h"
+#include "exec/scrubbing.h"
 #include "util/result.h"
 #include "util/secrets.h"
 
@@ -93,14 +96,33 @@ class ScrubbingWorkspace : public Workspace {
   const Scrubber* scrubber_;
 };
 
-// ScrubFileInPlace reads files in pieces of this size (plus the overlap).
-inline constexpr size_t kScrubChunkBytes = 1 << 20;
+// The one scrubbing layer of a process that runs commands (`arbor run`, `arbor try`), built
+// once from the campaign's secret variables: it installs its Scrubber for every file Arbor
+// keeps (exec/scrubbing.h: the runner's captured output and kept paths, WriteKeptFile,
+// ScrubInstalled) and wraps each port that writes text elsewhere (the store, the knowledge
+// base, the live event views, commit messages). With no secret set it installs nothing and
+// Wrap returns its argument. Wrapped ports must outlive nothing but this layer's use.
+class SecretsLayer {
+ public:
+  explicit SecretsLayer(const std::vector<std::string>& variable_names);
+  SecretsLayer(const SecretsLayer&) = delete;
+  SecretsLayer& operator=(const SecretsLayer&) = delete;
 
-// Rewrites the file at `path` with every secret redacted, atomically (a temporary file in the
-// same folder, fsynced, renamed over it, same permissions), and only when it holds a secret:
-// a clean file is read but never written. Streams in chunks that overlap by the longest form,
-// so files of any size take bounded memory and no occurrence across a chunk boundary is missed.
-// A missing file is not an error (a command may not have written it).
-Status ScrubFileInPlace(const std::string& path, const Scrubber& scrubber);
+  const Scrubber& scrubber() const { return scrubber_; }
+  bool empty() const { return scrubber_.empty(); }
+
+  Store* Wrap(Store* inner);
+  KnowledgeBase* Wrap(KnowledgeBase* inner);
+  EventSink* Wrap(EventSink* inner);
+  Workspace* Wrap(Workspace* inner);
+
+ private:
+  Scrubber scrubber_;
+  ScopedScrubber installed_;
+  std::vector<std::unique_ptr<Store>> stores_;
+  std::vector<std::unique_ptr<KnowledgeBase>> kbs_;
+  std::vector<std::unique_ptr<EventSink>> sinks_;
+  std::vector<std::unique_ptr<Workspace>> workspaces_;
+};
 
 }  // namespace arbor

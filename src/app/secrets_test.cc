@@ -192,55 +192,6 @@ TEST(ScrubEvent, KeepsDataValidJson) {
   }
 }
 
-// A log of several chunks with a form of the canary straddling each chunk boundary, a different
-// number of its bytes on each side every time.
-TEST(ScrubFileInPlace, CatchesSecretsAcrossChunkBoundaries) {
-  Scrubber scrubber = CanaryScrubber();
-  std::vector<std::string> forms = Scrubber::Forms(kCanary);
-  std::string text;
-  std::string filler = "step 42: loss=0.1234 tokens/s=12345.6\n";
-  for (size_t boundary = 1; boundary <= 8; ++boundary) {
-    const std::string& form = forms[(boundary * 5) % forms.size()];
-    size_t before = std::max<size_t>(1, form.size() * boundary / 9);  // bytes in the first chunk
-    while (text.size() < boundary * kScrubChunkBytes) text += filler;
-    text.resize(boundary * kScrubChunkBytes - before);
-    text += form + "\n";
-  }
-  while (text.size() < 9 * kScrubChunkBytes + 123) text += filler;
-  ASSERT_TRUE(scrubber.Contains(text));
-
-  ScratchDir dir;
-  std::string path = dir.File("stdout");
-  std::ofstream(path, std::ios::binary) << text;
-  ASSERT_EQ(chmod(path.c_str(), 0640), 0);
-  ASSERT_TRUE(ScrubFileInPlace(path, scrubber).ok());
-  std::string got = ReadAll(path);
-  EXPECT_FALSE(scrubber.Contains(got));
-  EXPECT_EQ(got, scrubber.Scrub(text));  // the same as scrubbing it whole
-  struct stat st {};
-  ASSERT_EQ(stat(path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0640u);
-  // Nothing left behind but the file itself.
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.File("")),
-                          std::filesystem::directory_iterator()),
-            1);
-}
-
-TEST(ScrubFileInPlace, LeavesCleanAndMissingFilesAlone) {
-  Scrubber scrubber = CanaryScrubber();
-  ScratchDir dir;
-  std::string path = dir.File("stderr");
-  std::ofstream(path) << "nothing secret here\n";
-  struct stat before {};
-  ASSERT_EQ(stat(path.c_str(), &before), 0);
-  ASSERT_TRUE(ScrubFileInPlace(path, scrubber).ok());
-  struct stat after {};
-  ASSERT_EQ(stat(path.c_str(), &after), 0);
-  EXPECT_EQ(before.st_ino, after.st_ino);  // not rewritten
-  EXPECT_TRUE(ScrubFileInPlace(dir.File("missing"), scrubber).ok());
-  EXPECT_TRUE(ScrubFileInPlace(path, Scrubber()).ok());
-}
-
 TEST(CommandTargetScrubbing, LogsTailAndDetailHoldNoSecret) {
   Scrubber scrubber;
   scrubber.Add(kName, "sk-live-0123456789abcdef");
@@ -248,18 +199,51 @@ TEST(CommandTargetScrubbing, LogsTailAndDetailHoldNoSecret) {
   CampaignSpec spec;
   spec.target.build =
       "echo 'token sk-live-0123456789abcdef'; echo 'c2stbGl2ZS0wMTIzNDU2Nzg5YWJjZGVm' >&2; exit 3";
+  spec.target.build =
+      "echo 'out sk-live-0123456789abcdef' > \"$ARBOR_OUT/metrics.json\"; " + spec.target.build;
   CommandTarget target(&spec, dir.File("runs"));
-  target.set_scrubber(&scrubber);
   RunContext ctx{.node = 2, .worktree = dir.File(""), .label = "build"};
-  StepResult r = target.Build(ctx);
+  StepResult r;
+  {
+    SecretsLayer secrets({});  // no secret set: installs nothing
+    EXPECT_TRUE(secrets.empty());
+    r = target.Build(ctx);
+    EXPECT_TRUE(scrubber.Contains(ReadAll(r.log_dir + "/stdout")));  // left as written
+  }
+  ScopedScrubber installed(&scrubber);
+  r = target.Build(ctx);
   EXPECT_EQ(r.kind, ExitKind::kFailed);
   EXPECT_EQ(Trim(r.tail), "[redacted:ARBOR_TEST_KEY]");
   EXPECT_EQ(ReadAll(r.log_dir + "/stdout"), "token [redacted:ARBOR_TEST_KEY]\n");
   EXPECT_FALSE(scrubber.Contains(ReadAll(r.log_dir + "/stderr")));
+  EXPECT_EQ(ReadAll(r.log_dir + "/out/metrics.json"), "out [redacted:ARBOR_TEST_KEY]\n");
+}
 
-  target.set_scrubber(nullptr);  // off: the logs are left as written
-  r = target.Build(ctx);
-  EXPECT_TRUE(scrubber.Contains(ReadAll(r.log_dir + "/stdout")));
+// The layer reads the variables, installs its Scrubber for the files of the process while it
+// lives, and wraps the ports only when a secret is set.
+TEST(SecretsLayer, InstallsItsScrubberAndWrapsPortsWhileItLives) {
+  setenv("ARBOR_SECRET_TEST_LAYER", "sk-layer-0123456789", 1);
+  EXPECT_EQ(InstalledScrubber(), nullptr);
+  {
+    SecretsLayer secrets({"ARBOR_SECRET_TEST_LAYER"});
+    ASSERT_FALSE(secrets.empty());
+    EXPECT_EQ(InstalledScrubber(), &secrets.scrubber());
+    EXPECT_EQ(ScrubInstalled("k=sk-layer-0123456789"), "k=[redacted:ARBOR_SECRET_TEST_LAYER]");
+    ScratchDir dir;
+    ASSERT_TRUE(WriteKeptFile(dir.File("report.html"), "<p>sk-layer-0123456789</p>").ok());
+    EXPECT_EQ(ReadAll(dir.File("report.html")), "<p>[redacted:ARBOR_SECRET_TEST_LAYER]</p>");
+    auto inner = SqliteStore::Open(dir.File("a.db"), OpenMode::kReadWrite);
+    ASSERT_TRUE(inner.ok());
+    EXPECT_NE(secrets.Wrap(inner->get()), inner->get());
+  }
+  EXPECT_EQ(InstalledScrubber(), nullptr);
+  SecretsLayer none({"ARBOR_SECRET_TEST_UNSET_LAYER"});
+  EXPECT_EQ(InstalledScrubber(), nullptr);
+  ScratchDir dir;
+  auto inner = SqliteStore::Open(dir.File("b.db"), OpenMode::kReadWrite);
+  ASSERT_TRUE(inner.ok());
+  EXPECT_EQ(none.Wrap(inner->get()), inner->get());
+  unsetenv("ARBOR_SECRET_TEST_LAYER");
 }
 
 }  // namespace

@@ -168,10 +168,11 @@ std::string SrunCommand(const ExecutorSpec& e, const SlurmRequest& r) {
 }
 
 std::string SlurmBatchScript(const SlurmRequest& r) {
-  // The command's output goes to the job folder through GNU dd (not head -c, whose stdio buffer
-  // dies unwritten when it is stopped): the first output_limit_bytes of each stream are kept
-  // and the rest drained (fullblock: a pipe returns each write as a short read, and without it
-  // dd counts a short read as a whole block and stops after the first few writes), so a flood neither fills the shared filesystem nor blocks the
+  // The command's output goes to the job folder through head -c with unbuffered output
+  // (stdbuf -o0: a stopped copier loses nothing it read): the first output_limit_bytes of each
+  // stream are kept and the rest drained (GNU dd was used before: with count_bytes it counts a
+  // pipe's short read as a whole block and stopped after the first writes, and with fullblock
+  // it holds a partial block back until the stream ends), so a flood neither fills the shared filesystem nor blocks the
   // command. The fifos live in the compute node's /tmp
   // (not $TMPDIR, which is this machine's), else in the job folder. A background process of
   // the command may hold its output open: the copies get 5 s after the command ends, then
@@ -186,8 +187,8 @@ t=$(mktemp -d /tmp/arbor-job.XXXXXX 2>/dev/null) || t="$d/fifos"
 trap 'rm -rf "$t"' EXIT
 trap 'exit 143' TERM INT
 mkdir -p "$t" && mkfifo "$t/o" "$t/e" || { echo "arbor: cannot make fifos in $t" >&2; exit 125; }
-{ dd of="$d/stdout" bs=65536 count=@CAP@ iflag=count_bytes,fullblock status=none; cat > /dev/null; } < "$t/o" & p1=$!
-{ dd of="$d/stderr" bs=65536 count=@CAP@ iflag=count_bytes,fullblock status=none; cat > /dev/null; } < "$t/e" & p2=$!
+{ stdbuf -o0 head -c @CAP@ > "$d/stdout"; cat > /dev/null; } < "$t/o" & p1=$!
+{ stdbuf -o0 head -c @CAP@ > "$d/stderr"; cat > /dev/null; } < "$t/e" & p2=$!
 @RUN@ > "$t/o" 2> "$t/e"; s=$?
 i=0; while [ $i -lt 50 ] && { kill -0 $p1 || kill -0 $p2; } 2>/dev/null; do sleep 0.1; i=$((i+1)); done
 pkill -P "$p1,$p2" 2>/dev/null; kill $p1 $p2 2>/dev/null

@@ -12,12 +12,14 @@
 
 #include "app/campaign.h"
 #include "app/command_target.h"
+#include "app/run_logs.h"
 #include "app/secrets.h"
 #include "arbor/exit_codes.h"
 #include "core/statistics.h"
 #include "exec/git_cli.h"
 #include "exec/runner.h"
 #include "formats/metrics.h"
+#include "report/views.h"
 #include "util/escape.h"
 #include "util/strings.h"
 
@@ -25,9 +27,6 @@ namespace arbor {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr size_t kTailLines = 10;
-constexpr size_t kTailBytes = 2048;
 
 std::atomic<int> g_try_signals{0};
 
@@ -120,20 +119,18 @@ class TryPrinter {
     std::fprintf(out_, "%s\n", text.c_str());
     std::fflush(out_);
   }
-  // The end of `text` scrubbed and escaped, each line indented under `title`.
-  void Tail(const std::string& title, const std::string& text) {
-    std::vector<std::string> lines = VisibleTail(scrubber_.Scrub(text), kTailLines, kTailBytes);
-    if (lines.empty()) return Line("  " + title + ": (empty)");
-    Line("  " + title + " (last " + std::to_string(lines.size()) + " lines):");
-    for (const std::string& l : lines) Line("    | " + l);
+  // The end of the file at `path` as every view of a run's output shows it (app/run_logs.h:
+  // bounded, scrubbed, escaped), each line indented under `title`.
+  void Tail(const std::string& title, const std::string& path) {
+    std::fputs(TailText(title, LogTail(path, scrubber_), "  ").c_str(), out_);
+    std::fflush(out_);
   }
   void Step(const std::string& title, const std::string& command, const StepResult& s) {
     Line("");
     Line("== " + title + ": " + EscapeControlChars(scrubber_.Scrub(command)));
     Line("  " + Ending(s) + " after " + FormatDouble(s.duration_s, 3) + "s");
-    // One byte more than is shown, so VisibleTail knows when it cuts a line.
-    Tail("stdout", ReadTail(s.log_dir + "/stdout", kTailBytes + 1));
-    Tail("stderr", ReadTail(s.log_dir + "/stderr", kTailBytes + 1));
+    Tail("stdout", s.log_dir + "/stdout");
+    Tail("stderr", s.log_dir + "/stderr");
   }
   std::string Scrub(const std::string& text) const { return scrubber_.Scrub(text); }
 
@@ -150,14 +147,13 @@ void PrintNoMetric(TryPrinter& p, const CampaignSpec& spec, const Measurement& m
   p.Line("  no metric: " + EscapeControlChars(m.step.detail));
   const std::string out_dir = m.step.log_dir;
   const std::string metrics_file = ReadTail(out_dir + "/out/metrics.json", kRegexWindowBytes);
-  const bool file = spec.metric.source.kind == MetricSource::Kind::kJson && !metrics_file.empty();
+  const bool file = ReadsMetricsFile(spec.metric.source) && !metrics_file.empty();
   if (file) {
     p.Line("  read from: $ARBOR_OUT/metrics.json (it beats stdout when the command writes it)");
-    return p.Tail("text it tried to match", metrics_file);
+    return p.Tail("text it tried to match", out_dir + "/out/metrics.json");
   }
   p.Line("  read from: stdout (metrics are never read from stderr)");
-  const std::string out = ReadTail(out_dir + "/stdout", kRegexWindowBytes);
-  p.Tail("text it tried to match", out);
+  p.Tail("text it tried to match", out_dir + "/stdout");
   auto on_stderr =
       ExtractMetric(spec.metric.source, ReadTail(out_dir + "/stderr", kRegexWindowBytes), "");
   if (on_stderr.ok()) {
@@ -240,8 +236,8 @@ Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
   if (!loaded.ok()) return loaded.error();
   CampaignSpec spec = std::move(*loaded);
   ARBOR_TRY(CheckProcessLimit(spec));
-  Scrubber scrubber = ScrubberFromEnv(spec.secrets);
-  TryPrinter p(out, scrubber);
+  SecretsLayer secrets(spec.secrets);  // the commands' logs and everything printed
+  TryPrinter p(out, secrets.scrubber());
   if (spec.executor.kind == ExecutorSpec::Kind::kSlurm) {
     spec.executor.kind = ExecutorSpec::Kind::kLocal;
     p.Line("note: [executor] kind = \"slurm\": try runs the commands on this machine");
@@ -255,7 +251,6 @@ Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
   NoteUncommitted(p, spec.workspace);
 
   CommandTarget target(&spec, checkout.runs());
-  if (!scrubber.empty()) target.set_scrubber(&scrubber);
   auto context = [&](const std::string& label, int repetition) {
     RunContext ctx;
     ctx.node = kRootId;

@@ -3,10 +3,13 @@
 #include "report/views.h"
 
 #include <memory>
+#include <optional>
 
 #include "app/campaign.h"
 #include "app/paths.h"
 #include "app/reading.h"
+#include "app/run_logs.h"
+#include "app/secrets.h"
 #include "app/slurm.h"
 #include "arbor/exit_codes.h"
 #include "store/sqlite_store.h"
@@ -128,8 +131,12 @@ Result<std::string> ShowCommand(const ViewOptions& options, long long id) {
   if (!samples.ok() || !profile.ok() || !events.ok()) {
     return MakeError("cannot read node #" + std::to_string(id) + " from the store", kExitStore);
   }
-  if (options.json) return ShowJson(*node, *samples, *profile, *events).dump() + "\n";
-  return ShowText(*node, *samples, *profile, *events);
+  // What the node's failed run printed, scrubbed with the campaign's [secrets] once more.
+  std::optional<FailedRun> failed = ReadFailedRun(opened->paths.runs, node->id, node->outcome,
+                                                  ScrubberFromEnv(opened->spec.secrets));
+  const FailedRun* failed_run = failed ? &*failed : nullptr;
+  if (options.json) return ShowJson(*node, *samples, *profile, *events, failed_run).dump() + "\n";
+  return ShowText(*node, *samples, *profile, *events, failed_run);
 }
 
 }  // namespace arbor

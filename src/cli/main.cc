@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/campaign.h"
+#include "app/init.h"
 #include "app/kb_commands.h"
 #include "app/report.h"
 #include "app/stop.h"
@@ -93,11 +94,16 @@ int Main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "arbor 0.1.0");
 
-  std::string file = "arbor.toml";
-  bool force = false;
-  auto* init = app.add_subcommand("init", "write a commented campaign-file template");
-  init->add_option("file", file, "campaign file to write");
-  init->add_flag("--force", force, "overwrite an existing file");
+  InitOptions init_opts;
+  auto* init = app.add_subcommand(
+      "init", "write a commented campaign-file template, or (--detect) one for this repository");
+  init->add_option("file", init_opts.file, "campaign file to write (default arbor.toml)");
+  init->add_flag("--force", init_opts.force, "overwrite an existing file");
+  init->add_flag("--detect", init_opts.detect,
+                 "a campaign file that runs as it is: commands, metric and starter actions "
+                 "from the repository's build system (docs/cli.md)");
+  init->add_option("--bench", init_opts.bench,
+                   "with --detect: the benchmark command, instead of the one detection finds");
 
   RunOptions run_opts;
   std::string max_time;
@@ -180,7 +186,7 @@ int Main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  if (*init) return Print(InitCommand(file, force));
+  if (*init) return Print(InitCommand(init_opts));
   if (*try_cmd) {
     auto r = TryCommand(try_opts, stdout);
     if (!r.ok()) return Print(r.error());

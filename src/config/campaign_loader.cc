@@ -71,13 +71,48 @@ Status ReadCampaign(const Section& root, const std::string& base_dir, CampaignSp
   return {};
 }
 
+// [target.serve]: the long-lived server of each node (docs/campaign-file.md).
+Status ReadServe(const Section& target, ServeSpec* serve) {
+  const toml::table* table = nullptr;
+  ARBOR_TRY(target.GetTable("serve", &table));
+  if (table == nullptr) return {};
+  Section s(target.file(), *table, "target.serve", "in [target.serve]");
+  ARBOR_TRY(s.CheckKeys({"command", "ready", "ready_timeout", "stop", "stop_timeout"}));
+  ARBOR_TRY(s.Require("command",
+                      "the command that starts the server, e.g. "
+                      "\"./server --port $ARBOR_PORT\""));
+  ARBOR_TRY(s.ReadNonEmptyString("command", &serve->command));
+  ARBOR_TRY(s.ReadString("ready", &serve->ready));
+  ARBOR_TRY(s.ReadDuration("ready_timeout", Zero::kRejected, &serve->ready_timeout_s));
+  ARBOR_TRY(s.ReadString("stop", &serve->stop));
+  return s.ReadDuration("stop_timeout", Zero::kRejected, &serve->stop_timeout_s);
+}
+
+// pass_env: names or globs of Arbor's own variables the commands may see.
+Status ReadPassEnv(const Section& target, std::vector<std::string>* out) {
+  ARBOR_TRY(target.ReadStringArray("pass_env", out));
+  for (size_t i = 0; i < out->size(); ++i) {
+    const std::string& pattern = (*out)[i];
+    if (pattern.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                  "0123456789_*?") == std::string::npos) {
+      continue;
+    }
+    return target.Invalid(*target.Get("pass_env")->as_array()->get(i),
+                          "target.pass_env[" + std::to_string(i) + "]",
+                          "; expected a variable name or a glob of letters, digits, '_', '*' "
+                          "and '?'");
+  }
+  return {};
+}
+
 Status ReadTarget(const Section& root, TargetSpec* target) {
   const toml::table* table = nullptr;
   ARBOR_TRY(RequireTable(root, "target", "[target] with bench = \"...\"", &table));
   Section s(root.file(), *table, "target", "in [target]");
-  ARBOR_TRY(s.CheckKeys({"build", "check", "bench", "profile", "timeout", "build_timeout",
-                         "check_timeout", "bench_timeout", "profile_timeout", "memory_limit",
-                         "cpu_limit", "output_limit", "max_processes", "env"}));
+  ARBOR_TRY(
+      s.CheckKeys({"build", "check", "bench", "profile", "timeout", "build_timeout",
+                   "check_timeout", "bench_timeout", "profile_timeout", "memory_limit", "cpu_limit",
+                   "output_limit", "max_processes", "env", "pass_env", "serve"}));
   ARBOR_TRY(s.Require("bench", "the command that prints the metric"));
   ARBOR_TRY(s.ReadString("build", &target->build));
   ARBOR_TRY(s.ReadString("check", &target->check));
@@ -101,6 +136,8 @@ Status ReadTarget(const Section& root, TargetSpec* target) {
   std::optional<double> output_limit;
   ARBOR_TRY(s.ReadSizeMb("output_limit", &output_limit));
   if (output_limit) target->output_limit_mb = *output_limit;
+  ARBOR_TRY(ReadPassEnv(s, &target->pass_env));
+  ARBOR_TRY(ReadServe(s, &target->serve));
   return s.ReadEnv("env", &target->env);
 }
 
@@ -111,7 +148,7 @@ Status ReadGuards(const Section& metric, std::vector<Guard>* guards) {
     Section s(metric.file(), *table, "metric.guard", "in [[metric.guard]]");
     ARBOR_TRY(s.CheckKeys({"name", "source", "min", "max"}));
     ARBOR_TRY(s.Require("name", "a name like \"p99_ms\""));
-    ARBOR_TRY(s.Require("source", "\"json:PATH\" or \"regex:PATTERN\""));
+    ARBOR_TRY(s.Require("source", "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""));
     Guard guard;
     ARBOR_TRY(s.ReadNonEmptyString("name", &guard.name));
     for (const Guard& other : *guards) {
@@ -143,7 +180,7 @@ Status ReadMetric(const Section& root, MetricSpec* metric) {
   Section s(root.file(), *table, "metric", "in [metric]");
   ARBOR_TRY(s.CheckKeys(
       {"name", "goal", "source", "target", "repetitions", "work", "guard", "min", "max", "fixed"}));
-  ARBOR_TRY(s.Require("source", "\"json:PATH\" or \"regex:PATTERN\""));
+  ARBOR_TRY(s.Require("source", "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""));
   ARBOR_TRY(s.ReadNonEmptyString("name", &metric->name));
   std::string goal = "max";
   ARBOR_TRY(s.ReadString("goal", &goal));

@@ -99,17 +99,17 @@ const Row kRows[] = {
      "c.toml:5:9: invalid environment variable name 'A-B' in target.env; expected letters, "
      "digits and '_', not starting with a digit"},
     {"missing_metric_source", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\n",
-     "c.toml:5:1: missing required key 'source' in [metric]; expected \"json:PATH\" or "
-     "\"regex:PATTERN\""},
+     "c.toml:5:1: missing required key 'source' in [metric]; expected \"json:PATH\", "
+     "\"regex:PATTERN\" or \"preset:TOOL\""},
     {"bad_source_prefix",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"xml:a\"\n",
      "c.toml:6:10: invalid metric.source \"xml:a\": unknown prefix 'xml'; expected "
-     "\"json:PATH\" or \"regex:PATTERN\""},
+     "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""},
     // Found by tests/fuzz/campaign_fuzz: a TOML string holding a newline made a two-line error.
     {"newline_in_source",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"json\\n:a.b\"\n",
      "c.toml:6:10: invalid metric.source \"json\\n:a.b\": unknown prefix 'json\\n'; expected "
-     "\"json:PATH\" or \"regex:PATTERN\""},
+     "\"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\""},
     {"regex_without_group",
      "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\n[metric]\nsource = \"regex:[0-9]+\"\n",
      "c.toml:6:10: invalid metric.source \"regex:[0-9]+\": the pattern has no capture group; "
@@ -226,6 +226,29 @@ const Row kRows[] = {
      "c.toml:10:11: invalid action.speedup 0; expected a number > 0"},
     {"targets_not_strings", kHead + Action("a", "targets = [\"m*\", 3]\n" + kApply),
      "c.toml:10:18: expected a string for action.targets[1], got integer"},
+    {"serve_unknown_key", kHead + "[target.serve]\ncommand = \"s\"\nreddy = \"r\"\n",
+     "c.toml:9:1: unknown key 'reddy' in [target.serve]; did you mean 'ready'?"},
+    {"serve_without_command", kHead + "[target.serve]\nready = \"r\"\n",
+     "c.toml:7:1: missing required key 'command' in [target.serve]; expected the command that "
+     "starts the server, e.g. \"./server --port $ARBOR_PORT\""},
+    {"serve_empty_command", kHead + "[target.serve]\ncommand = \" \"\n",
+     "c.toml:8:11: invalid target.serve.command \" \"; expected a non-empty string"},
+    {"serve_ready_timeout_zero", kHead + "[target.serve]\ncommand = \"s\"\nready_timeout = 0\n",
+     "c.toml:9:17: invalid target.serve.ready_timeout 0; expected a positive duration like "
+     "\"90s\", \"10m\", \"1h30m\" or a number of seconds"},
+    {"serve_with_slurm",
+     kHead + "[target.serve]\ncommand = \"s\"\n[executor]\nkind = \"slurm\"\n",
+     "c.toml:10:1: [target.serve] runs its server on this machine and cannot serve Slurm jobs; "
+     "expected kind = \"local\" with [target.serve]"},
+    {"pass_env_not_a_name",
+     "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\npass_env = [\"MY_*\", \"A-B\"]\n"
+     "[metric]\nsource = \"json:a\"\n",
+     "c.toml:5:21: invalid target.pass_env[1] \"A-B\"; expected a variable name or a glob of "
+     "letters, digits, '_', '*' and '?'"},
+    {"pass_env_not_an_array",
+     "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\npass_env = \"MY_*\"\n"
+     "[metric]\nsource = \"json:a\"\n",
+     "c.toml:5:12: expected an array of strings for target.pass_env, got string"},
 };
 
 // Names the row instead of dumping its bytes when a case fails.

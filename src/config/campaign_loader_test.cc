@@ -61,6 +61,8 @@ TEST_F(CampaignLoaderTest, MinimalFileGetsEveryDefault) {
   EXPECT_FALSE(spec.target.max_processes);
   EXPECT_FALSE(spec.target.cpu_limit_s);
   EXPECT_EQ(spec.target.output_limit_mb, 16);
+  EXPECT_TRUE(spec.target.pass_env.empty());
+  EXPECT_FALSE(spec.target.serve.enabled());
   EXPECT_EQ(spec.metric.name, "metric");
   EXPECT_EQ(spec.metric.goal, Goal::kMax);
   EXPECT_EQ(spec.metric.source.kind, MetricSource::Kind::kJson);
@@ -124,6 +126,30 @@ TEST_F(CampaignLoaderTest, DurationsSizesAndTimeoutInheritance) {
   EXPECT_FALSE(spec.search.reprofile);
   EXPECT_FALSE(spec.search.pairs);
   EXPECT_TRUE(spec.search.revisit);
+}
+
+TEST_F(CampaignLoaderTest, ServeAndPassEnv) {
+  CampaignSpec spec = Parse(
+      "[campaign]\nname = \"d\"\n"
+      "[target]\nbench = \"./load --port $ARBOR_PORT\"\n"
+      "pass_env = [\"CUDA_VISIBLE_DEVICES\", \"MY_*\", \"A?\"]\n"
+      "[target.serve]\ncommand = \"./server --port $ARBOR_PORT\"\n"
+      "ready = \"curl -sf http://127.0.0.1:$ARBOR_PORT/health\"\nready_timeout = \"90s\"\n"
+      "stop = \"./server --stop\"\nstop_timeout = 5\n"
+      "[metric]\nsource = \"json:a\"\n");
+  EXPECT_EQ(spec.target.pass_env, (std::vector<std::string>{"CUDA_VISIBLE_DEVICES", "MY_*", "A?"}));
+  EXPECT_TRUE(spec.target.serve.enabled());
+  EXPECT_EQ(spec.target.serve.command, "./server --port $ARBOR_PORT");
+  EXPECT_EQ(spec.target.serve.ready, "curl -sf http://127.0.0.1:$ARBOR_PORT/health");
+  EXPECT_EQ(spec.target.serve.ready_timeout_s, 90);
+  EXPECT_EQ(spec.target.serve.stop, "./server --stop");
+  EXPECT_EQ(spec.target.serve.stop_timeout_s, 5);
+  // Only the command is required: readiness is then the port accepting, no graceful stop.
+  CampaignSpec bare = Parse(kMinimal + "[target.serve]\ncommand = \"./server\"\n");
+  EXPECT_EQ(bare.target.serve.ready, "");
+  EXPECT_EQ(bare.target.serve.ready_timeout_s, 60);
+  EXPECT_EQ(bare.target.serve.stop, "");
+  EXPECT_EQ(bare.target.serve.stop_timeout_s, 30);
 }
 
 TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {

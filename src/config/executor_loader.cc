@@ -92,6 +92,12 @@ Status ReadExecutor(const Section& root, const std::string& base_dir, CampaignSp
     return s.Invalid(*s.Get("kind"), "executor.kind", "; expected \"local\" or \"slurm\"");
   }
   e.kind = kind == "slurm" ? ExecutorSpec::Kind::kSlurm : ExecutorSpec::Kind::kLocal;
+  if (e.kind == ExecutorSpec::Kind::kSlurm && spec->target.serve.enabled()) {
+    // The server would run here and its benchmark on a compute node.
+    return s.AtKey("kind",
+                   "[target.serve] runs its server on this machine and cannot serve Slurm "
+                   "jobs; expected kind = \"local\" with [target.serve]");
+  }
   if (e.kind == ExecutorSpec::Kind::kLocal) {
     for (const char* key :
          {"partition", "account", "time_limit", "queue_timeout", "gres", "constraint", "extra",

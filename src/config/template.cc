@@ -41,6 +41,16 @@ timeout = "10m"               # per command; the four timeouts below default to 
 # cpu_limit = "30m"           # CPU-time limit per command (default: none)
 output_limit = "16M"          # per stream; longer output is truncated
 env = {}                      # baseline environment, e.g. { OMP_NUM_THREADS = "1" }
+# pass_env = ["CUDA_*"]       # more of Arbor's own environment for the commands (secrets never)
+
+# A long-lived server (inference server, database, web service) per node: started after build,
+# kept up for check, every bench run and profile of that node, then stopped with its children.
+# [target.serve]
+# command = "./server --port $ARBOR_PORT"   # $ARBOR_PORT: a free loopback port per server
+# ready = "curl -sf http://127.0.0.1:$ARBOR_PORT/health"   # "" = until the port accepts
+# ready_timeout = "60s"
+# stop = ""                   # optional graceful stop before SIGTERM/SIGKILL of what is left
+# stop_timeout = "30s"
 
 [metric]
 name = "metric"               # how reports name it, e.g. "tok_per_s"
@@ -131,7 +141,9 @@ apply = { env = { OMP_NUM_THREADS = "{value}" } }
 #   apply = { agent = "kernel", goal = "Fuse RMSNorm into the next matmul" }  # a specialist
 )toml";
 
-std::string SanitizeName(const std::string& name) {
+}  // namespace
+
+std::string SanitizeCampaignName(const std::string& name) {
   std::string out;
   for (char c : name) out += IsNameChar(c) ? c : '-';
   while (out.find("..") != std::string::npos) out = ReplaceAll(out, "..", ".");
@@ -140,10 +152,8 @@ std::string SanitizeName(const std::string& name) {
   return IsValidCampaignName(out) ? out : "campaign";
 }
 
-}  // namespace
-
 std::string CampaignTemplate(const std::string& name) {
-  return ReplaceAll(std::string(kTemplate), "@NAME@", SanitizeName(name));
+  return ReplaceAll(std::string(kTemplate), "@NAME@", SanitizeCampaignName(name));
 }
 
 }  // namespace arbor

@@ -13,4 +13,8 @@ namespace arbor {
 // '-', and an empty name becomes "campaign", so the result always parses.
 std::string CampaignTemplate(const std::string& name);
 
+// `name` made a valid campaign name: characters a name may not hold become '-', leading dots
+// and dashes go, and what is left empty or invalid becomes "campaign".
+std::string SanitizeCampaignName(const std::string& name);
+
 }  // namespace arbor

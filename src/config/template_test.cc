@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/campaign_loader.h"
+#include "util/strings.h"
 
 namespace arbor {
 namespace {
@@ -64,6 +65,26 @@ TEST(TemplateTest, EveryCommentedApplyKindParsesWhenUncommented) {
     Result<CampaignSpec> spec = ParseCampaign(file, "arbor.toml", "/w");
     EXPECT_TRUE(spec.ok()) << kind << ": " << spec.error().message;
   }
+}
+
+TEST(TemplateTest, TheCommentedServeBlockAndPassEnvParseWhenUncommented) {
+  std::string text = CampaignTemplate("x");
+  size_t serve = text.find("# [target.serve]");
+  ASSERT_NE(serve, std::string::npos);
+  // Uncomment the block: every "# " that starts a line from "[target.serve]" to its blank line.
+  size_t end = text.find("\n\n", serve);
+  std::string block = text.substr(serve, end - serve);
+  std::string uncommented;
+  for (const std::string& line : Split(block, '\n')) uncommented += line.substr(2) + "\n";
+  size_t pass_env = text.find("# pass_env");
+  ASSERT_NE(pass_env, std::string::npos);
+  text.replace(serve, end - serve, uncommented);
+  text.erase(pass_env, 2);
+  Result<CampaignSpec> spec = ParseCampaign(text, "arbor.toml", "/w");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(spec->target.serve.enabled());
+  EXPECT_EQ(spec->target.serve.command, "./server --port $ARBOR_PORT");
+  EXPECT_EQ(spec->target.pass_env, std::vector<std::string>{"CUDA_*"});
 }
 
 }  // namespace

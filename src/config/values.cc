@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "util/metric_presets.h"
 #include "util/metric_regex.h"
 #include "util/strings.h"
 
@@ -14,7 +15,8 @@ namespace arbor {
 
 namespace {
 
-constexpr std::string_view kSourceForms = "expected \"json:PATH\" or \"regex:PATTERN\"";
+constexpr std::string_view kSourceForms =
+    "expected \"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\"";
 
 Result<MetricSource> ParseJsonSource(std::string_view text, std::string_view expr) {
   if (expr.empty()) {
@@ -49,11 +51,18 @@ Result<MetricSource> ParseRegexSource(std::string_view text, std::string_view ex
   return MetricSource{MetricSource::Kind::kRegex, std::string(expr), std::string(text)};
 }
 
+Result<MetricSource> ParsePresetSource(std::string_view text, std::string_view expr) {
+  Result<PresetSource> preset = ParsePresetExpr(expr);
+  if (!preset.ok()) return preset.error();
+  return MetricSource{MetricSource::Kind::kPreset, std::string(expr), std::string(text)};
+}
+
 }  // namespace
 
 Result<MetricSource> ParseMetricSource(std::string_view text) {
   if (StartsWith(text, "json:")) return ParseJsonSource(text, text.substr(5));
   if (StartsWith(text, "regex:")) return ParseRegexSource(text, text.substr(6));
+  if (StartsWith(text, "preset:")) return ParsePresetSource(text, text.substr(7));
   size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
     return MakeError("missing prefix; " + std::string(kSourceForms));

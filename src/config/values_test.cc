@@ -19,7 +19,7 @@ TEST(MetricSourceTest, ParsesBothKinds) {
 
 TEST(MetricSourceTest, RejectsWhatCannotBeRead) {
   EXPECT_EQ(ParseMetricSource("throughput").error().message,
-            "missing prefix; expected \"json:PATH\" or \"regex:PATTERN\"");
+            "missing prefix; expected \"json:PATH\", \"regex:PATTERN\" or \"preset:TOOL\"");
   EXPECT_FALSE(ParseMetricSource("json:").ok());
   EXPECT_FALSE(ParseMetricSource("json:.a").ok());
   EXPECT_FALSE(ParseMetricSource("json:a.").ok());
@@ -28,6 +28,29 @@ TEST(MetricSourceTest, RejectsWhatCannotBeRead) {
   EXPECT_FALSE(ParseMetricSource("regex:(x").ok());
   // Back-references need the backtracking matcher (util/metric_regex.h): refused at load time.
   EXPECT_FALSE(ParseMetricSource("regex:(a)\\1").ok());
+}
+
+TEST(MetricSourceTest, PresetsNameATool) {
+  Result<MetricSource> p = ParseMetricSource("preset:google-benchmark:cpu_time:BM_Sort/1024");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->kind, MetricSource::Kind::kPreset);
+  EXPECT_EQ(p->expr, "google-benchmark:cpu_time:BM_Sort/1024");
+  EXPECT_TRUE(ParseMetricSource("preset:hyperfine").ok());
+  EXPECT_TRUE(ParseMetricSource("preset:wrk:latency_p99_ms").ok());
+  EXPECT_TRUE(ParseMetricSource("preset:fio:read_clat_p99.9_us:randread").ok());
+  EXPECT_TRUE(ParseMetricSource("preset:pytest-benchmark:median:test_sum.py::test_a").ok());
+  EXPECT_EQ(ParseMetricSource("preset:hyperfin").error().message,
+            "unknown preset 'hyperfin' (did you mean 'hyperfine'?); expected one of "
+            "google-benchmark, hyperfine, wrk, fio, pytest-benchmark");
+  EXPECT_EQ(ParseMetricSource("preset:hyperfine:p99").error().message,
+            "unknown field 'p99' of hyperfine; expected mean, median, min, max, stddev, user, "
+            "system");
+  EXPECT_EQ(ParseMetricSource("preset:wrk:requests_per_sec:x").error().message,
+            "wrk reports one run, so it takes no name after the field ('x')");
+  EXPECT_FALSE(ParseMetricSource("preset:").ok());
+  EXPECT_FALSE(ParseMetricSource("preset:fio:read_clat_p101_us").ok());
+  EXPECT_FALSE(ParseMetricSource("preset:fio:iops:").ok());
+  EXPECT_FALSE(ParseMetricSource("preset:google-benchmark:a-b").ok());  // not a counter name
 }
 
 TEST(SizeTest, BinaryMultiplesInMegabytes) {

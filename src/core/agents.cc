@@ -42,7 +42,7 @@ bool Orchestrator::UsesLlm(const ActionSpec& action) const {
 bool Orchestrator::LlmBudgetSpent() const {
   const LlmBudget& b = spec_.llm;
   int64_t tokens = meta_.llm_prompt_tokens + meta_.llm_completion_tokens;
-  return (b.max_tokens > 0 && tokens >= b.max_tokens) ||
+  return llm_over_budget_ || (b.max_tokens > 0 && tokens >= b.max_tokens) ||
          (b.max_cost > 0 && meta_.llm_cost >= b.max_cost);
 }
 
@@ -50,6 +50,7 @@ void Orchestrator::AddUsage(const AgentUsage& usage) {
   meta_.llm_prompt_tokens += usage.prompt_tokens;
   meta_.llm_completion_tokens += usage.completion_tokens;
   meta_.llm_cost += usage.cost;
+  llm_over_budget_ = llm_over_budget_ || usage.over_budget;
 }
 
 std::vector<std::string> Orchestrator::KnownActions() const {

@@ -268,5 +268,36 @@ TEST(AgentsOrchestratorTest, ASpentLlmBudgetStopsLlmActionsButNotBuiltinOnes) {
   EXPECT_EQ(rig.store.LoadMeta().value()->stop_reason, "exhausted");
 }
 
+// A specialist that did not send a request because it could exceed what is left of the
+// budget (usage.over_budget) ends LLM dispatch at once, though the tokens spent are under the
+// cap: no further LLM task is dispatched, builtin ones go on.
+TEST(AgentsOrchestratorTest, ARequestRefusedForTheBudgetStopsLlmActions) {
+  AgentRig rig;
+  rig.spec.actions.clear();
+  for (std::string id : {"ka.one", "kb.two", "kc.three"}) {
+    ActionSpec a = EnvAction(id, "X_" + id.substr(0, 2), {"compute"}, 6);
+    a.apply.kind = ApplySpec::Kind::kAgent;
+    a.apply.agent = "kernel";
+    rig.spec.actions.push_back(a);
+  }
+  rig.spec.actions.push_back(EnvAction("algo.fast", "FAST", {"compute"}, 1.5));
+  rig.spec.specialists["kernel"].backend = "llm";
+  rig.spec.llm.max_tokens = 1000000;
+  rig.scripted.script = [](const Task&, SpecialistResult* r) {
+    if (r->backend != "llm") return;
+    r->usage = AgentUsage{40, 20, 0, 1};
+    r->usage.over_budget = true;
+    r->status = SpecialistResult::Status::kSkipped;
+    r->diagnosis = "llm: [llm] budget: not sent";
+  };
+  ASSERT_TRUE(rig.Run().ok());
+  int llm = 0;
+  for (const TaskRecord& t : rig.scripted.tasks()) llm += t.action_id != "algo.fast";
+  EXPECT_EQ(llm, 1);
+  EXPECT_EQ(rig.EventsOf("llm_budget").size(), 1u);
+  ASSERT_NE(rig.NodeOf("algo.fast"), nullptr);
+  EXPECT_EQ(rig.NodeOf("algo.fast")->outcome, Outcome::kKept);
+}
+
 }  // namespace
 }  // namespace arbor

@@ -25,6 +25,8 @@ const Rule kRules[] = {
     {"target.bench", kRefused, kRefused},
     {"target.profile", kRefused, kRefused},
     {"target.env.*", kRefused, kRefused},
+    {"target.pass_env", kRefused, kRefused},
+    {"target.serve.command", kRefused, kRefused},  // what the benchmark talks to
     // Timeouts and limits decide whether a command may finish, not what it measures.
     {"target.*", kApplied, kApplied},
     {"executor.*time_limit", kApplied, kApplied},

@@ -64,6 +64,8 @@ TEST(ConfigDiffTest, WhatWasMeasuredCannotChange) {
        }},
       {"metric.goal", [](CampaignSpec* s) { s->metric.goal = Goal::kMin; }},
       {"campaign.seed", [](CampaignSpec* s) { s->seed = 99; }},
+      {"target.serve.command", [](CampaignSpec* s) { s->target.serve.command = "./server"; }},
+      {"target.pass_env", [](CampaignSpec* s) { s->target.pass_env = {"CUDA_*"}; }},
       {"executor.kind", [](CampaignSpec* s) { s->executor.kind = ExecutorSpec::Kind::kSlurm; }},
   };
   for (const Case& c : cases) {
@@ -158,12 +160,15 @@ TEST(ConfigDiffTest, EveryKeyOfAFullSpecHasADeliberateRule) {
   spec.executor.roles["bench"].gres = "gpu:1";
   spec.specialists["kernel"].domain = "kernel";
   spec.metric.guards.push_back({"p99", {MetricSource::Kind::kJson, "p99", "json:p99"}, {}, 10.0});
+  spec.target.serve = {"./server", "./ready", 60, "./stop", 30};
+  spec.target.pass_env = {"CUDA_VISIBLE_DEVICES"};
   for (const ConfigEntry& e : ConfigOf(spec)) {
     const std::string& k = e.key;
     ChangeVerdict v = VerdictFor(k, ChangeKind::kChanged);
     bool measured =
         k == "campaign.seed" || k == "target.build" || k == "target.check" || k == "target.bench" ||
-        k == "target.profile" || k.starts_with("target.env.") ||
+        k == "target.profile" || k.starts_with("target.env.") || k == "target.pass_env" ||
+        k == "target.serve.command" ||
         (k.starts_with("metric.") && k != "metric.target" && k != "metric.repetitions") ||
         k == "accuracy.source" || k.starts_with("profile.") ||
         (k.starts_with("action.") && k.ends_with(".apply")) ||

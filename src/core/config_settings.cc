@@ -118,6 +118,15 @@ void AddTarget(Writer& w, const TargetSpec& t) {
         t.max_processes ? std::optional<double>(*t.max_processes) : std::nullopt);
   w.Num("target.output_limit", t.output_limit_mb);
   for (const auto& [k, v] : t.env) w.Str("target.env." + k, v);
+  // Written only when set, so a campaign recorded before these keys existed compares equal.
+  if (!t.pass_env.empty()) w.List("target.pass_env", t.pass_env);
+  if (t.serve.enabled()) {
+    w.Str("target.serve.command", t.serve.command);
+    w.Str("target.serve.ready", t.serve.ready);
+    w.Time("target.serve.ready_timeout", t.serve.ready_timeout_s);
+    w.Str("target.serve.stop", t.serve.stop);
+    w.Time("target.serve.stop_timeout", t.serve.stop_timeout_s);
+  }
 }
 
 void AddExecutor(Writer& w, const ExecutorSpec& e) {

@@ -168,6 +168,7 @@ void Orchestrator::Report(const Node& node) {
   p.step = node.step;
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (inc) p.best = inc->metric;
+  if (const Node* root = tree_.Find(kRootId)) p.baseline = root->metric;
   p.elapsed_s = CampaignTime();
   p.nodes_done = tree_.FinishedCount();
   p.max_nodes = spec_.search.max_nodes;

@@ -335,6 +335,7 @@ class Orchestrator {
   KbPriors kb_priors_;
   std::vector<KbEntry> kb_entries_;  // loaded at the start, for specialists' lessons
   bool llm_budget_reported_ = false;
+  bool llm_over_budget_ = false;  // a specialist found what is left too small for a request
   std::set<NodeId> kb_recorded_;
   std::set<NodeId> kb_corrected_;  // un-kept nodes whose correction is recorded
   bool kb_ok_ = false;

@@ -230,6 +230,7 @@ struct AgentUsage {
   int64_t completion_tokens = 0;
   double cost = 0;
   int rounds = 0;
+  bool over_budget = false;  // a request was not sent: it could have exceeded the [llm] budget
 };
 
 // The specialist contract (docs/specialists.md): it works only inside the task's worktree and
@@ -315,6 +316,7 @@ struct Progress {
   std::string action;  // candidate key
   Step step = Step::kNone;
   std::optional<double> best;
+  std::optional<double> baseline;  // the root's metric: the best's speedup is over it
   double elapsed_s = 0;
   int nodes_done = 0;
   int max_nodes = 0;

@@ -160,6 +160,8 @@ Status Orchestrator::ReprofileOnPlateau() {
   if (r.step.ok() && r.profile) {
     profile = r.profile;
     message += "re-profiled the incumbent";
+  } else if (r.step.ok()) {
+    message += "no profile command: actions stay scored against the whole program";
   } else {
     message += "re-profiling failed (" + DescribeStep(r.step) + "); keeping the last profile";
   }

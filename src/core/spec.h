@@ -14,9 +14,11 @@ namespace arbor {
 
 // Where a metric is read from in a command's stdout (or $ARBOR_OUT/metrics.json).
 struct MetricSource {
-  enum class Kind { kJson, kRegex };
+  enum class Kind { kJson, kRegex, kPreset };
   Kind kind = Kind::kJson;
-  std::string expr;  // "throughput.tok_per_s" for kJson; the pattern for kRegex (group 1)
+  // "throughput.tok_per_s" for kJson; the pattern for kRegex (group 1); for kPreset what
+  // follows "preset:" (util/metric_presets.h)
+  std::string expr;
   std::string text;  // as written: "json:throughput.tok_per_s"
 };
 
@@ -35,6 +37,18 @@ struct Guard {  // a secondary metric that must hold (SLA / Pareto)
   std::optional<double> max;
 };
 
+// A long-lived server the node's check, bench and profile commands talk to ([target.serve];
+// docs/campaign-file.md). Started in the node's worktree after its build, with the node's
+// environment plus ARBOR_PORT; stopped when the node is done.
+struct ServeSpec {
+  std::string command;  // empty: no server
+  std::string ready;    // polled until it exits 0; empty: until 127.0.0.1:$ARBOR_PORT accepts
+  double ready_timeout_s = 60;
+  std::string stop;  // optional graceful stop, run before the server's processes are killed
+  double stop_timeout_s = 30;
+  bool enabled() const { return !command.empty(); }
+};
+
 struct TargetSpec {
   std::string build;  // each may be empty: the step is then skipped
   std::string check;
@@ -50,6 +64,10 @@ struct TargetSpec {
   std::optional<int> max_processes;        // processes per command at once (pids cgroup)
   double output_limit_mb = 16;             // per stream; beyond it output is truncated
   std::map<std::string, std::string> env;  // baseline environment
+  // Variables of Arbor's own environment passed to the commands besides the fixed allowlist:
+  // names, or globs ('*', '?') that never match a secret (docs/secrets.md).
+  std::vector<std::string> pass_env;
+  ServeSpec serve;
 };
 
 struct MetricSpec {

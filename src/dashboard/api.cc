@@ -155,7 +155,8 @@ ApiResponse DashboardApi::Route(Snapshot& snap, const std::string& path,
     auto detail = source_->LoadDetail(*node);
     if (!detail.ok()) return ErrorResponse(503, detail.error().message);
     const NodeDetail& d = *detail;
-    Json j = ShowJson(d.node, d.samples, d.profile, d.events);
+    Json j =
+        ShowJson(d.node, d.samples, d.profile, d.events, d.failed_run ? &*d.failed_run : nullptr);
     Json logs = Json::array();
     for (const LogExcerpt& l : d.logs) {
       logs.push_back({{"run", l.label}, {"stream", l.stream}, {"tail", l.text}});

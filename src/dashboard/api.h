@@ -29,13 +29,14 @@
 
 namespace arbor {
 
-// One node with everything `arbor show` prints, plus its log tails.
+// One node with everything `arbor show` prints (its failed run included), plus its log tails.
 struct NodeDetail {
   Node node;
   std::vector<Sample> samples;
   std::optional<Profile> profile;
   std::vector<Event> events;
   std::vector<LogExcerpt> logs;
+  std::optional<FailedRun> failed_run;
 };
 
 // What the dashboard reads; app/ implements it over SqliteStore opened read-only.
@@ -46,7 +47,7 @@ class DashboardSource {
   virtual Result<CampaignView> LoadView() = 0;
   // Events with id > after, in id order; limit < 0 means all.
   virtual Result<std::vector<Event>> LoadEvents(int64_t after, int limit) = 0;
-  // The samples, profile, events and log tails of a node of the current view.
+  // The samples, profile, events, log tails and failed run of a node of the current view.
   virtual Result<NodeDetail> LoadDetail(const Node& node) = 0;
   // The page for a snapshot: the report of `view` with its funnel, live, at `version`.
   virtual Result<std::string> RenderPage(const CampaignView& view, const nlohmann::json& funnel,

@@ -52,6 +52,9 @@ class FakeSource : public DashboardSource {
     NodeDetail d;
     d.node = node;
     d.logs.push_back({"bench-1", "stderr", "oops"});
+    if (node.outcome == Outcome::kCrashed) {
+      d.failed_run = FailedRun{"build", "/c/runs/n3/build", "failed", {}, {"cc: error\\r"}};
+    }
     return d;
   }
   Result<std::string> RenderPage(const CampaignView& v, const Json&, int64_t version) override {
@@ -140,6 +143,14 @@ TEST(DashboardApi, NodeDetailsEventsAndPanels) {
   EXPECT_EQ(node["id"], 2);
   ASSERT_EQ(node["logs"].size(), 1u);
   EXPECT_EQ(node["logs"][0]["tail"], "oops");
+  EXPECT_TRUE(node["failed_run"].is_null()) << node.dump();
+  // A failed node carries its failed run: where the logs are and the visible tails.
+  Json crashed = Get(api, "/api/node/3");
+  EXPECT_EQ(crashed["failed_run"]["label"], "build") << crashed.dump();
+  EXPECT_EQ(crashed["failed_run"]["exit"], "failed");
+  EXPECT_EQ(crashed["failed_run"]["stderr"]["path"], "/c/runs/n3/build/stderr");
+  EXPECT_EQ(crashed["failed_run"]["stderr"]["tail"], Json::array({"cc: error\\r"}));
+  EXPECT_EQ(crashed["failed_run"]["stdout"]["tail"], Json::array());
   EXPECT_EQ(api.Handle("/api/node/99", {}).status, 404);
   EXPECT_EQ(api.Handle("/api/node/x", {}).status, 400);
 

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "exec/runner.h"
 #include "util/result.h"
@@ -23,5 +24,16 @@ std::map<std::string, std::string> GitEnv();
 // on PATH, or the process could not start). A non-zero exit is data in the CapturedRun.
 Result<CapturedRun> RunGitCli(const std::string& args, const std::string& cwd,
                               double timeout_s = 600);
+
+// Stages with `git add -f` those of `paths` (relative to the worktree `worktree`) that exist,
+// are not tracked, and that the repository ignores (.gitignore, info/exclude,
+// core.excludesFile): a change that writes them means them, yet `git add -A` would leave them
+// out, and the kept commit would not be the state that was measured. Returns the paths it
+// staged, sorted; an Error when git failed.
+Result<std::vector<std::string>> StageIgnoredPaths(const std::string& worktree,
+                                                   const std::vector<std::string>& paths);
+
+// One line for a node's summary naming files staged by StageIgnoredPaths ("" for none).
+std::string IgnoredPathsWarning(const std::vector<std::string>& staged);
 
 }  // namespace arbor

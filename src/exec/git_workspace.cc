@@ -283,7 +283,31 @@ Result<std::string> GitWorkspace::Snapshot(NodeId node, const std::string& messa
         Git(std::string(kIdentity) + "commit -q --no-verify -m " + ShellQuote(msg), path);
     if (!committed) return committed.error();
   }
+  ARBOR_TRY(VerifySnapshot(node, path, overlay));
   return Git("rev-parse HEAD", path);
+}
+
+// The commit must hold the node's whole state: its environment in arbor-best.env (a clean
+// filter or an attribute could rewrite it) and every file of the worktree (nothing left
+// unstaged). Otherwise the state measured is not the state that reaches the branch.
+Status GitWorkspace::VerifySnapshot(NodeId node, const std::string& path,
+                                    const EnvOverlay& overlay) const {
+  const std::string what = "node " + std::to_string(node) + ": its commit does not hold ";
+  auto held = RunGit(std::string("show HEAD:") + kEnvFile, path);
+  if (!held) return held.error();
+  if (held->exit_code != 0 || Trim(held->out) != Trim(EnvFileText(overlay))) {
+    return MakeError(what + "its environment (" + kEnvFile + " differs from the overlay" +
+                     (held->exit_code != 0 ? ": " + FirstLine(held->err) : std::string()) +
+                     "); refusing to keep a state the branch would not have");
+  }
+  auto status = RunGit("status --porcelain --untracked-files=all", path);
+  if (!status) return status.error();
+  if (status->exit_code != 0 || !Trim(status->out).empty()) {
+    return MakeError(what + "every file of its worktree (git status: " +
+                     FirstLine(status->exit_code != 0 ? status->err : status->out) +
+                     "); refusing to keep a state the branch would not have");
+  }
+  return {};
 }
 
 Status GitWorkspace::Promote(const std::string& commit) {
@@ -292,6 +316,26 @@ Status GitWorkspace::Promote(const std::string& commit) {
   if (!sha) return sha.error();
   auto moved = Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + *sha, repo_);
   if (!moved) return moved.error();
+  // Read back: the branch is the user's result, and a keep that did not reach it must stop the
+  // campaign rather than go on as if it had.
+  auto tip =
+      Git("rev-parse --verify -q " + ShellQuote("refs/heads/" + branch() + "^{commit}"), repo_);
+  if (!tip || *tip != *sha) {
+    return MakeError(branch() + " is at " + (tip ? *tip : "nothing") + " after moving it to " +
+                     *sha + ": the kept state did not reach the branch");
+  }
+  // Every commit Arbor made holds the overlay; only the base (the user's own commit, the
+  // baseline's state) may lack it.
+  auto base = ReadFileBounded(state_dir_ + "/base", 4096);
+  auto base_sha = base ? ResolveCommit(Trim(*base)) : Result<std::string>(base.error());
+  if (!base_sha || *base_sha != *sha) {
+    auto env = RunGit("cat-file -e " + ShellQuote(*sha + ":" + kEnvFile), repo_);
+    if (!env) return env.error();
+    if (env->exit_code != 0) {
+      return MakeError("the kept commit " + *sha + " on " + branch() + " does not hold " +
+                       kEnvFile + ": the kept environment did not reach the branch");
+    }
+  }
   return {};
 }
 

@@ -8,7 +8,10 @@
 // Promises: the user's checkout is never modified (only .git/info/exclude gains one line, and
 // refs/heads/arbor/<campaign> moves); user hooks never run; a worktree found in any state
 // other than "clean at the requested commit" (a crash mid-change) is thrown away and
-// recreated, so resuming never sees a half-applied change. Thread-safe.
+// recreated, so resuming never sees a half-applied change. A snapshot's commit is checked to
+// hold the node's whole state (arbor-best.env, every file of its worktree) and the branch is
+// read back after every move: a state that would not reach the branch is an Error, never a
+// silent loss. Thread-safe.
 //
 // Why the git CLI rather than libgit2: the result is exactly what users see when they debug
 // with git themselves (same config, attributes, filters, LFS), worktrees are fully supported,
@@ -66,6 +69,7 @@ class GitWorkspace : public Workspace {
   Status RefuseDirty() const;
   Result<std::string> BaseCommit(const std::string& head) const;
   bool IsCleanAt(const std::string& path, const std::string& sha) const;
+  Status VerifySnapshot(NodeId node, const std::string& path, const EnvOverlay& overlay) const;
   Status RemoveWorktree(const std::string& path) const;
 
   std::string repo_;

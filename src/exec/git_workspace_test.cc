@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "exec/git_cli.h"
 #include "exec/runner.h"
 #include "exec/test_util.h"
 #include "util/strings.h"
@@ -189,6 +190,60 @@ TEST_F(GitWorkspaceTest, TheEnvFileIsCommittedEvenWhenTheRepositoryIgnoresIt) {
   EXPECT_NE(Git("show " + *snap + ":arbor-best.env").find("export A_VAR='1'"), std::string::npos);
   ASSERT_TRUE(ws.Promote(*snap).ok());
   EXPECT_EQ(Git("rev-parse arbor/demo"), *snap);
+}
+
+// A change that writes a file the repository ignores: staged by StageIgnoredPaths, it is in
+// the node's commit; an ignored file nobody named (a build output) is not.
+TEST_F(GitWorkspaceTest, IgnoredFilesAChangeNamesAreCommittedOthersAreNot) {
+  InitRepo();
+  Write(repo_ + "/.gitignore", "build/\n*.env\n");
+  Git("commit -q -am 'ignore env files'");
+  GitWorkspace ws(repo_, "demo");
+  std::string base = OpenOk(ws);
+  std::string wt = PrepareOk(ws, 2, base);
+  Write(wt + "/tuning.env", "FAST=1\n");
+  Write(wt + "/a.txt", "two\n");
+  fs::create_directories(wt + "/build");
+  Write(wt + "/build/out.o", "obj");
+  auto staged = StageIgnoredPaths(wt, {"tuning.env", "a.txt", "missing.env"});
+  ASSERT_TRUE(staged.ok()) << staged.error().message;
+  EXPECT_EQ(*staged, std::vector<std::string>{"tuning.env"});
+  EXPECT_NE(IgnoredPathsWarning(*staged).find("ignores tuning.env"), std::string::npos);
+  EXPECT_EQ(IgnoredPathsWarning({}), "");
+  auto snap = ws.Snapshot(2, "patch", {});
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(Git("show " + *snap + ":tuning.env"), "FAST=1");
+  EXPECT_EQ(Git("ls-tree -r --name-only " + *snap),
+            ".gitignore\na.txt\narbor-best.env\ntuning.env");
+}
+
+// The commit must hold the node's state and the branch must reach it, or the keep fails
+// loudly: a clean filter that rewrites arbor-best.env, a commit without arbor-best.env.
+TEST_F(GitWorkspaceTest, AStateTheBranchWouldNotHoldIsAnError) {
+  InitRepo();
+  Write(repo_ + "/.gitattributes", "*.env filter=strip\n");
+  Git("add .gitattributes");
+  Git("commit -q -m attributes");
+  Git("config filter.strip.clean 'sed s/export/#/'");
+  GitWorkspace ws(repo_, "demo");
+  std::string base = OpenOk(ws);
+  PrepareOk(ws, 2, base);
+  auto snap = ws.Snapshot(2, "env", {{"A_VAR", "1"}});
+  ASSERT_FALSE(snap.ok());
+  EXPECT_NE(snap.error().message.find("its commit does not hold its environment"),
+            std::string::npos)
+      << snap.error().message;
+
+  Git("config --unset filter.strip.clean");
+  Write(repo_ + "/b.txt", "b\n");
+  Git("add b.txt");
+  Git("commit -q -m 'a commit Arbor did not make'");
+  std::string foreign = Git("rev-parse HEAD");
+  Status promoted = ws.Promote(foreign);
+  ASSERT_FALSE(promoted.ok());
+  EXPECT_NE(promoted.error().message.find("does not hold arbor-best.env"), std::string::npos)
+      << promoted.error().message;
+  EXPECT_TRUE(ws.Promote(base).ok()) << "the base is the baseline's state, without the file";
 }
 
 TEST_F(GitWorkspaceTest, PrepareReusesACleanWorktree) {

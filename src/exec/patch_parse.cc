@@ -337,4 +337,14 @@ Result<std::vector<PatchFile>> ParsePatch(std::string_view diff) {
   return files;
 }
 
+std::vector<std::string> PatchTargets(std::string_view diff) {
+  std::vector<std::string> paths;
+  Result<std::vector<PatchFile>> files = ParsePatch(diff);
+  if (!files) return paths;
+  for (const PatchFile& f : *files) {
+    if (!f.deleted && !f.new_path.empty()) paths.push_back(f.new_path);
+  }
+  return paths;
+}
+
 }  // namespace arbor

@@ -56,6 +56,10 @@ struct PatchFile {
 // disagree) is an Error naming the 1-based line.
 Result<std::vector<PatchFile>> ParsePatch(std::string_view diff);
 
+// The paths a diff leaves in the worktree: created, changed, renamed-to and copied-to files,
+// not deleted ones. Empty for a diff that does not parse.
+std::vector<std::string> PatchTargets(std::string_view diff);
+
 // Checks every file of `diff` against the rules above, the policy's allowlist and the
 // worktree on disk (symlinks on the way to each path). Ok, or the first violation.
 Status CheckPatch(std::string_view diff, const std::string& worktree, const PatchPolicy& policy);

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -216,6 +215,22 @@ void UnregisterRunLocked(pid_t main_pid) {
   }
 }
 
+bool EnvironHolds(pid_t pid, std::string_view entry, EnvMatch match) {
+  std::string text;
+  const std::string path = "/proc/" + std::to_string(pid) + "/environ";
+  if (entry.empty() || !ReadSmallFile(path.c_str(), &text)) return false;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\0', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view item(text.data() + pos, end - pos);
+    if (match == EnvMatch::kExact ? item == entry : item.substr(0, entry.size()) == entry) {
+      return true;
+    }
+    pos = end + 1;
+  }
+  return false;
+}
+
 bool SessionHasLive(pid_t sid, pid_t except) {
   for (const ProcInfo& p : ScanProcesses()) {
     if (p.sid == sid && p.pid != except && p.state != 'Z') return true;
@@ -236,6 +251,7 @@ void KillRunningCommandsFromSignal() {
     const pid_t pid = slot.load();
     if (pid > 0) kill(-pid, SIGKILL);  // its session's process group (setsid: pgid == pid)
   }
+  internal::KillDescendantsFromSignal();  // and what left the group: adopted orphans
 }
 
 // The sweeps runner.h promises, on top of the registry above.
@@ -243,19 +259,6 @@ int KillOrphans() {
   internal::EnsureSubreaper();
   return internal::KillUnclaimedOrphans(10.0);
 }
-
-namespace {
-
-// Whether /proc/<pid>/environ holds the entry `entry` exactly.
-bool HasEnvEntry(const std::string& proc_dir, const std::string& entry) {
-  std::ifstream in(proc_dir + "/environ", std::ios::binary);
-  for (std::string item; std::getline(in, item, '\0');) {
-    if (item == entry) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 int KillProcessesWithin(const std::string& dir, const std::string& spare_env) {
   namespace fs = std::filesystem;
@@ -278,7 +281,10 @@ int KillProcessesWithin(const std::string& dir, const std::string& spare_env) {
         cwd.resize(cwd.size() - deleted.size());
       }
       if (cwd != root && cwd.rfind(root + "/", 0) != 0) continue;
-      if (!spare_env.empty() && HasEnvEntry(entry.path().string(), spare_env)) continue;
+      if (!spare_env.empty() &&
+          internal::EnvironHolds(pid, spare_env, internal::EnvMatch::kExact)) {
+        continue;
+      }
       if (kill(pid, SIGKILL) == 0) {
         ++found;
         ++killed;
@@ -286,6 +292,25 @@ int KillProcessesWithin(const std::string& dir, const std::string& spare_env) {
     }
     if (found == 0) break;
     usleep(20000);  // let the killed die before looking again (their children may remain)
+  }
+  return killed;
+}
+
+int KillProcessesWithEnv(const std::string& entry_prefix) {
+  if (entry_prefix.empty()) return 0;
+  int killed = 0;
+  for (int round = 0; round < 20; ++round) {
+    int found = 0;
+    for (const internal::ProcInfo& p : internal::ScanProcesses()) {
+      if (p.pid == getpid() || p.state == 'Z') continue;
+      if (!internal::EnvironHolds(p.pid, entry_prefix, internal::EnvMatch::kPrefix)) continue;
+      if (kill(p.pid, SIGKILL) == 0) {
+        ++found;
+        ++killed;
+      }
+    }
+    if (found == 0) break;
+    usleep(20000);  // let the killed die before looking again
   }
   return killed;
 }

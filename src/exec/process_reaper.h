@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace arbor::internal {
@@ -35,6 +36,12 @@ struct ProcInfo {
 
 // Every process visible in /proc (processes we may not read are skipped).
 std::vector<ProcInfo> ScanProcesses();
+
+// Whether /proc/PID/environ (the environment the process was started with) holds `entry`
+// ("NAME=value") exactly (kExact), or an entry that starts with it (kPrefix). False when it
+// cannot be read (gone, a zombie, another user's).
+enum class EnvMatch { kExact, kPrefix };
+bool EnvironHolds(pid_t pid, std::string_view entry, EnvMatch match);
 
 // Makes this process a child subreaper, once.
 void EnsureSubreaper();
@@ -55,5 +62,11 @@ int KillLeftovers(pid_t main_pid, double budget_s);
 
 // Kills every adopted orphan no running command can claim; see runner.h KillOrphans().
 int KillUnclaimedOrphans(double budget_s);
+
+// For a signal handler just before the process exits (async-signal-safe, signal_sweep.cc):
+// SIGKILLs every descendant of this process but the watchdog, repeating while it finds any
+// (at most five rounds). Reaches what left its command's process group and session: a
+// double-forked daemon is this subreaper's adopted child until this process is gone.
+void KillDescendantsFromSignal();
 
 }  // namespace arbor::internal

@@ -80,6 +80,7 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
   spec.stdin_data = stdin_data;
   spec.stdout_path = *out_path;
   spec.stderr_path = *err_path;
+  spec.output = RunSpec::Output::kTransient;  // read back below, then deleted
   auto run = RunCommand(spec);
   CapturedRun captured;
   if (run) {

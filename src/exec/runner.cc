@@ -3,9 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,12 +11,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "exec/cgroup.h"
 #include "exec/process_reaper.h"
+#include "exec/scrubbing.h"
+#include "exec/spawn.h"
 #include "exec/unique_fd.h"
 #include "util/sigpipe.h"
 
@@ -37,180 +35,15 @@ SteadyClock::time_point After(SteadyClock::time_point t, double seconds) {
                  std::chrono::duration<double>(std::max(0.0, seconds)));
 }
 
-std::string ErrnoText(int err) { return std::strerror(err); }
-
-// Everything the child needs, prepared before fork(): after it only async-signal-safe calls.
-struct ChildPlan {
-  const char* cwd = nullptr;
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-  int stdin_fd = -1;
-  int stdout_fd = -1;
-  int stderr_fd = -1;
-  int status_fd = -1;  // close-on-exec; gets {stage, errno} when a step before exec fails
-  bool limit_as = false;
-  rlimit as{};
-  bool limit_cpu = false;
-  rlimit cpu{};
-  int cgroup_procs_fd = -1;  // the pids cgroup to join, or -1
-  bool limit_nproc = false;
-  rlimit nproc{};
-  int max_fd = 1024;
-  pid_t parent_pid = 0;
-};
-
-enum ChildStage { kStageDup, kStageChdir, kStageRlimitAs, kStageRlimitCpu, kStageExec, kStagePids };
-const char* StageText(int stage) {
-  static const char* const kText[] = {"redirect stdio",       "enter the working directory",
-                                      "set the memory limit", "set the CPU limit",
-                                      "execute /bin/sh",      "set the process limit"};
-  return stage >= 0 && stage <= kStagePids ? kText[stage] : kText[kStageExec];
-}
-
-[[noreturn]] void ChildFail(const ChildPlan& plan, int stage) {
-  int msg[2] = {stage, errno};
-  ssize_t ignored = write(plan.status_fd, msg, sizeof msg);
-  (void)ignored;
-  _exit(127);
-}
-
-[[noreturn]] void ChildExec(const ChildPlan& plan) {
-  setsid();
-  if (plan.cgroup_procs_fd >= 0 && !PidsCgroup::JoinFromChild(plan.cgroup_procs_fd)) {
-    ChildFail(plan, kStagePids);
-  }
-  // If Arbor itself is killed (kill -9), the command dies with it instead of running on as an
-  // orphan; its own descendants are reaped by the next Arbor's KillOrphans()/session sweep.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != plan.parent_pid) _exit(127);  // the parent died before prctl took effect
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) {
-    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);
-  }
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (dup2(plan.stdin_fd, 0) < 0 || dup2(plan.stdout_fd, 1) < 0 || dup2(plan.stderr_fd, 2) < 0) {
-    ChildFail(plan, kStageDup);
-  }
-  if (plan.cwd != nullptr && chdir(plan.cwd) != 0) ChildFail(plan, kStageChdir);
-  if (plan.limit_as && setrlimit(RLIMIT_AS, &plan.as) != 0) ChildFail(plan, kStageRlimitAs);
-  if (plan.limit_cpu && setrlimit(RLIMIT_CPU, &plan.cpu) != 0) ChildFail(plan, kStageRlimitCpu);
-  if (plan.limit_nproc && setrlimit(RLIMIT_NPROC, &plan.nproc) != 0) ChildFail(plan, kStagePids);
-  // Nothing of Arbor leaks into the command: every descriptor above stderr closes at exec
-  // (the status pipe too, which is how the parent learns that exec succeeded).
-  if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) {
-    for (int fd = 3; fd < plan.max_fd; ++fd) {
-      if (fd != plan.status_fd) close(fd);
-    }
-  }
-  execve("/bin/sh", plan.argv, plan.envp);
-  ChildFail(plan, kStageExec);
-}
-
-// One captured stream: pipe -> file, at most `limit` bytes kept. Beyond the limit the file
-// keeps the head and the last `limit / 4` bytes (after a marker line), because metrics and
-// error messages are usually printed last: a flood must not hide the result at its end.
-struct Capture {
-  UniqueFd pipe;
-  UniqueFd file;
-  long long limit = 0;
-  long long kept = 0;
-  bool truncated = false;
-  std::string tail;  // the most recent bytes beyond the head, at most TailLimit() of them
-
-  long long TailLimit() const { return limit / 4; }
-  long long HeadLimit() const { return limit - TailLimit(); }
-
-  void Write(const char* data, long long size) {
-    for (long long off = 0; off < size;) {
-      ssize_t w = write(file.get(), data + off, static_cast<size_t>(size - off));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break;  // disk full: the output is lost, the command still runs
-      off += w;
-    }
-  }
-
-  // Reads what is available; false at EOF or on error (the pipe is then closed).
-  bool Pump(std::vector<char>& buf) {
-    ssize_t n = read(pipe.get(), buf.data(), buf.size());
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
-    if (n <= 0) {
-      pipe.reset();
-      return false;
-    }
-    long long keep = std::min<long long>(n, std::max<long long>(0, HeadLimit() - kept));
-    Write(buf.data(), keep);
-    kept += keep;
-    if (keep < n) {
-      truncated = true;
-      tail.append(buf.data() + keep, static_cast<size_t>(n - keep));
-      auto cap = static_cast<size_t>(TailLimit());
-      if (tail.size() > 2 * cap + 1) {  // trim rarely: amortised O(1) per byte
-        tail.erase(0, tail.size() - cap);
-      }
-    }
-    return true;
-  }
-
-  // Appends the kept tail once the stream is over.
-  void Finish() {
-    if (!truncated) return;
-    // The marker and the tail together fit in what the head left of the limit.
-    std::string marker = "\n[arbor: output truncated here]\n";
-    auto room = static_cast<size_t>(std::max<long long>(0, limit - kept));
-    if (marker.size() > room) marker.clear();
-    size_t cap = room - marker.size();
-    if (tail.size() > cap) tail.erase(0, tail.size() - cap);
-    Write(marker.data(), static_cast<long long>(marker.size()));
-    Write(tail.data(), static_cast<long long>(tail.size()));
-    kept += static_cast<long long>(marker.size() + tail.size());
-    tail.clear();
-  }
-};
-
-// Feeds stdin_data through a non-blocking pipe, then closes it.
-struct Feeder {
-  UniqueFd pipe;
-  const std::string* data = nullptr;
-  size_t off = 0;
-
-  void Push() {
-    ssize_t n = write(pipe.get(), data->data() + off, std::min<size_t>(data->size() - off, 65536));
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    if (n < 0) {  // EPIPE: the command stopped reading
-      pipe.reset();
-      return;
-    }
-    off += static_cast<size_t>(n);
-    if (off >= data->size()) pipe.reset();
-  }
-};
-
-Result<UniqueFd> OpenOutput(const std::string& path) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot write " + path + ": " + ErrnoText(errno));
-  return UniqueFd(fd);
-}
-
-// A close-on-exec pipe whose ends are above stderr (so dup2 in the child never clobbers one).
-Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return MakeError("pipe: " + ErrnoText(errno));
-  *read_end = UniqueFd(fds[0]).AboveStdio();
-  *write_end = UniqueFd(fds[1]).AboveStdio();
-  return {};
-}
-
 // Drains output, feeds stdin and enforces the timeout until the main child has exited, then
 // kills its leftovers and reaps it.
-Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, Capture* err,
-                                 Feeder* feeder, PidsCgroup* cgroup) {
+Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, internal::Capture* out,
+                                 internal::Capture* err, internal::Feeder* feeder,
+                                 PidsCgroup* cgroup) {
   const auto start = SteadyClock::now();
   const auto deadline = After(start, spec.timeout_s);
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-  for (Capture* c : {out, err}) fcntl(c->pipe.get(), F_SETFL, O_NONBLOCK);
+  for (internal::Capture* c : {out, err}) fcntl(c->pipe.get(), F_SETFL, O_NONBLOCK);
   if (feeder->pipe.valid()) fcntl(feeder->pipe.get(), F_SETFL, O_NONBLOCK);
   std::vector<char> buf(1 << 16);
 
@@ -229,12 +62,12 @@ Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, C
     int timeout_ms = static_cast<int>(std::ceil(std::clamp(wait_s, 0.0, cap) * 1000));
     pollfd fds[4];
     int n = 0;
-    for (Capture* c : {out, err}) fds[n++] = {c->pipe.get(), POLLIN, 0};
+    for (internal::Capture* c : {out, err}) fds[n++] = {c->pipe.get(), POLLIN, 0};
     fds[n++] = {feeder->pipe.get(), POLLOUT, 0};
     fds[n++] = {exited ? -1 : pidfd.get(), POLLIN, 0};
     poll(fds, n, timeout_ms);
-    if (fds[0].revents != 0) out->Pump(buf);
-    if (fds[1].revents != 0) err->Pump(buf);
+    if (fds[0].revents != 0) out->Pump(buf.data(), buf.size());
+    if (fds[1].revents != 0) err->Pump(buf.data(), buf.size());
     if (fds[2].revents & POLLOUT) {
       feeder->Push();
     } else if (fds[2].revents != 0) {
@@ -281,8 +114,8 @@ Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, C
   while ((out->pipe.valid() || err->pipe.valid()) && SteadyClock::now() < drain_until) {
     pollfd fds[2] = {{out->pipe.get(), POLLIN, 0}, {err->pipe.get(), POLLIN, 0}};
     if (poll(fds, 2, 100) <= 0) break;
-    if (fds[0].revents != 0) out->Pump(buf);
-    if (fds[1].revents != 0) err->Pump(buf);
+    if (fds[0].revents != 0) out->Pump(buf.data(), buf.size());
+    if (fds[1].revents != 0) err->Pump(buf.data(), buf.size());
   }
 
   int wstatus = 0;
@@ -311,105 +144,20 @@ Result<RunResult> SuperviseChild(pid_t pid, const RunSpec& spec, Capture* out, C
 }  // namespace
 
 Result<RunResult> RunCommand(const RunSpec& spec) {
-  internal::EnsureSubreaper();
-  if (spec.stdout_path.empty() || spec.stderr_path.empty()) {
-    return MakeError("RunCommand: stdout_path and stderr_path are required");
+  SigpipeBlock sigpipe_block;  // a command that stops reading its stdin must not kill Arbor
+  internal::Spawned s;
+  ARBOR_TRY(internal::Spawn(spec, internal::CgroupUse::kForLimit, &s));
+  Result<RunResult> result =
+      SuperviseChild(s.pid, spec, &s.out, &s.err, &s.feeder, s.limit.cgroup.get());
+  s.out.file.reset();
+  s.err.file.reset();
+  // Nothing the command started is alive now: nothing writes these files any more.
+  if (spec.output == RunSpec::Output::kKept) {
+    ScrubKept(spec.stdout_path);
+    ScrubKept(spec.stderr_path);
+    for (const std::string& path : spec.kept_paths) ScrubKept(path);
   }
-  std::vector<std::string> env_strings;
-  for (const auto& [key, value] : spec.env) {
-    if (key.empty() || key.find('=') != std::string::npos) {
-      return MakeError("invalid environment variable name '" + key + "'");
-    }
-    env_strings.push_back(key + "=" + value);
-  }
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string arg0 = "sh", arg1 = "-c", arg2 = spec.command;
-  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-
-  Capture out, err;
-  auto out_file = OpenOutput(spec.stdout_path);
-  if (!out_file) return out_file.error();
-  auto err_file = OpenOutput(spec.stderr_path);
-  if (!err_file) return err_file.error();
-  out.file = std::move(*out_file);
-  err.file = std::move(*err_file);
-  out.limit = err.limit = std::max(0LL, spec.output_limit_bytes);
-
-  UniqueFd child_in, child_out, child_err, status_read, status_write;
-  Feeder feeder;
-  feeder.data = &spec.stdin_data;
-  if (spec.stdin_data.empty()) {
-    child_in = UniqueFd(open("/dev/null", O_RDONLY | O_CLOEXEC)).AboveStdio();
-    if (!child_in.valid()) return MakeError("cannot open /dev/null: " + ErrnoText(errno));
-  } else {
-    ARBOR_TRY(MakePipe(&child_in, &feeder.pipe));
-  }
-  ARBOR_TRY(MakePipe(&out.pipe, &child_out));
-  ARBOR_TRY(MakePipe(&err.pipe, &child_err));
-  ARBOR_TRY(MakePipe(&status_read, &status_write));
-
-  ChildPlan plan;
-  plan.parent_pid = getpid();
-  plan.cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-  plan.argv = argv;
-  plan.envp = envp.data();
-  plan.stdin_fd = child_in.get();
-  plan.stdout_fd = child_out.get();
-  plan.stderr_fd = child_err.get();
-  plan.status_fd = status_write.get();
-  if (spec.memory_limit_mb) {
-    plan.limit_as = true;
-    plan.as.rlim_cur = plan.as.rlim_max =
-        static_cast<rlim_t>(std::max(1.0, *spec.memory_limit_mb) * 1024 * 1024);
-  }
-  if (spec.cpu_limit_s) {
-    // SIGXCPU at the soft limit, SIGKILL a second later if the command ignores it.
-    plan.limit_cpu = true;
-    plan.cpu.rlim_cur = static_cast<rlim_t>(std::max(1.0, std::ceil(*spec.cpu_limit_s)));
-    plan.cpu.rlim_max = plan.cpu.rlim_cur + 1;
-  }
-  ProcessLimit pids;
-  if (spec.max_processes) {
-    auto prepared = PrepareProcessLimit(*spec.max_processes);
-    if (!prepared) return prepared.error();
-    pids = std::move(*prepared);
-    if (pids.cgroup) plan.cgroup_procs_fd = pids.cgroup->procs_fd();
-    plan.limit_nproc = pids.use_rlimit;
-    plan.nproc = pids.nproc;
-  }
-  long open_max = sysconf(_SC_OPEN_MAX);
-  plan.max_fd = static_cast<int>(std::clamp(open_max, 1024L, 1L << 20));
-
-  SigpipeBlock sigpipe_block;
-  pid_t pid;
-  {
-    auto lock = internal::LockRegistry();
-    pid = fork();
-    if (pid == 0) ChildExec(plan);
-    if (pid < 0) return MakeError("fork: " + ErrnoText(errno));
-    internal::RegisterRunLocked(pid);
-  }
-  child_in.reset();
-  child_out.reset();
-  child_err.reset();
-  status_write.reset();
-
-  int msg[2] = {0, 0};
-  ssize_t got;
-  do {
-    got = read(status_read.get(), msg, sizeof msg);
-  } while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof msg)) {
-    auto lock = internal::LockRegistry();
-    waitpid(pid, nullptr, 0);
-    internal::UnregisterRunLocked(pid);
-    std::string what = StageText(msg[0]);
-    if (msg[0] == kStageChdir) what += " " + spec.cwd;
-    return MakeError("cannot start command: could not " + what + ": " + ErrnoText(msg[1]));
-  }
-  return SuperviseChild(pid, spec, &out, &err, &feeder, pids.cgroup.get());
+  return result;
 }
 
 std::string ProcessLimitProblem() { return ProcessLimitUnsupportedReason(); }

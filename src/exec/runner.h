@@ -8,6 +8,7 @@
 // `grace_s` SIGKILL. When Run() returns, no process started by the command is left alive —
 // including children that ignored SIGTERM, left the process group, or double-forked into the
 // background (the runner is a child subreaper and kills every adopted descendant).
+// Kept output is scrubbed of secrets before Run() returns (RunSpec::output).
 // Failures of the command are data in RunResult; only "could not even start" is an Error
 // (output files not writable, cwd missing, /bin/sh not executable, a limit that cannot be set).
 // With max_processes the command runs in a pids cgroup of its own, and whatever is still in it
@@ -20,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -40,6 +42,15 @@ struct RunSpec {
   std::string stdout_path;  // required: where stdout goes
   std::string stderr_path;  // required: where stderr goes
   std::string stdin_data;   // written to the command's stdin, then closed (empty: /dev/null)
+  // Kept: the captured output stays where users, reports and prompts read it, so it is
+  // scrubbed of secrets (the installed Scrubber, exec/scrubbing.h) once the command and every
+  // process it started have ended, before RunCommand returns. Transient: the caller reads it
+  // back and deletes it (git's output, which must stay exact).
+  enum class Output { kKept, kTransient };
+  Output output = Output::kKept;
+  // Files or folders the command writes into that Arbor keeps ($ARBOR_OUT, an agent's report
+  // and task folder): scrubbed with kept output.
+  std::vector<std::string> kept_paths;
 };
 
 struct RunResult {
@@ -79,10 +90,10 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
 int KillOrphans();
 
 // For a signal handler that ends the process at once (async-signal-safe: no lock, no
-// allocation): SIGKILL to the process group of every command running now. What a command
-// moved out of its group (a double-forked daemon, a `setsid` child) is not reached: the
-// watchdog (watchdog.h) kills what stayed in the command's session once Arbor is gone, the
-// next run's KillProcessesWithin sweep the rest (docs/reliability.md).
+// allocation): SIGKILL to the process group of every command running now, then to every
+// descendant of this process (the watchdog excepted), which includes what a command moved out
+// of its group and session (a double-forked daemon, a `setsid` child): this process is a
+// subreaper, so such orphans are its children until it exits (docs/reliability.md).
 void KillRunningCommandsFromSignal();
 
 // "" when RunSpec::max_processes can be enforced on this machine, else a one-line reason (for
@@ -98,5 +109,11 @@ std::string ProcessLimitProblem();
 // the entry `spare_env` ("NAME=value", when not empty) is spared: a cluster job's, which its
 // scheduler ends (or the next run adopts).
 int KillProcessesWithin(const std::string& dir, const std::string& spare_env = "");
+
+// Kills (SIGKILL) every process of this user, other than this one, whose environment holds an
+// entry starting with `entry_prefix` ("ARBOR_SERVE_ID=/path/runs/"), repeating until none is
+// left (a few rounds). For the servers a killed Arbor left: they carry their marker however
+// they detached (service.h). Returns how many it killed.
+int KillProcessesWithEnv(const std::string& entry_prefix);
 
 }  // namespace arbor

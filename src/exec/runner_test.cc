@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +149,42 @@ TEST_F(RunnerTest, DaemonThatLeftTheSessionIsKilled) {
   EXPECT_TRUE(r.ok());
   EXPECT_GE(r.killed_leftovers, 1);
   EXPECT_TRUE(ProcessesWithArg("3004.25").empty());
+}
+
+// What a signal handler does before the process exits at once: the command's group, and a
+// daemon that double-forked out of its session and ignores SIGTERM (this process's adopted
+// child), are killed; the rest of the process tree is not touched. Runs in a forked child,
+// which plays Arbor and exits like the handler does.
+TEST_F(RunnerTest, TheSignalSweepKillsTheGroupAndTheDaemonsThatLeftIt) {
+  const std::string daemon_pid = Path("daemon"), group_pid = Path("group");
+  const pid_t arbor = fork();
+  ASSERT_GE(arbor, 0);
+  if (arbor == 0) {
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);  // as Arbor is (not inherited across fork)
+    RunSpec spec =
+        Spec("sh -c \"setsid sh -c 'trap \\\"\\\" TERM; echo \\$\\$ > " + daemon_pid +
+             "; exec sleep 3005.25' &\"; sleep 3006.25 & echo $! > " + group_pid + "; wait");
+    std::thread([spec] { (void)RunCommand(spec); }).detach();
+    for (int i = 0; i < 1000; ++i) {
+      if (!ReadTail(daemon_pid).empty() && !ReadTail(group_pid).empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    KillRunningCommandsFromSignal();
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(arbor, &status, 0), arbor);
+  for (const std::string& file : {daemon_pid, group_pid}) {
+    const std::string text = ReadTail(file);
+    ASSERT_FALSE(text.empty()) << file << " was never written";
+    const pid_t pid = std::atoi(text.c_str());
+    for (int i = 0; i < 200 && test::Alive(pid); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_FALSE(test::Alive(pid)) << file << " " << pid << " outlived the sweep";
+    if (test::Alive(pid)) kill(pid, SIGKILL);
+  }
+  EXPECT_TRUE(ProcessesWithArg("3005.25").empty());
 }
 
 TEST_F(RunnerTest, ManyBackgroundChildrenAreKilled) {

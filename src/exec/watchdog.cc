@@ -48,16 +48,35 @@ void Send(char sign, pid_t pid) {
   }
 }
 
-// Every live process in one of `sessions` (as its session or process group), and every
-// descendant of one.
-std::vector<pid_t> Victims(const std::set<pid_t>& sessions) {
+// "=ENTRY\n" or "~ENTRY\n" in one write (not from a signal handler: it allocates). An entry
+// holding a newline could not be read back and is not sent.
+void SendMarker(char sign, const std::string& entry) {
+  const int fd = g_fd.load();
+  if (fd < 0 || entry.empty() || entry.find('\n') != std::string::npos) return;
+  const std::string line = sign + entry + "\n";
+  while (send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR) {
+  }
+}
+
+// Every live process in one of `sessions` (as its session or process group) or whose
+// environment holds one of `markers`, and every descendant of one.
+std::vector<pid_t> Victims(const std::set<pid_t>& sessions, const std::set<std::string>& markers) {
   const std::vector<internal::ProcInfo> procs = internal::ScanProcesses();
   std::unordered_map<pid_t, std::vector<pid_t>> children;
   std::set<pid_t> marked;
   std::vector<pid_t> todo;
+  auto marked_env = [&](pid_t pid) {
+    for (const std::string& m : markers) {
+      if (internal::EnvironHolds(pid, m, internal::EnvMatch::kExact)) return true;
+    }
+    return false;
+  };
   for (const internal::ProcInfo& p : procs) {
     children[p.ppid].push_back(p.pid);
-    if (sessions.count(p.sid) || sessions.count(p.pgid)) todo.push_back(p.pid);
+    if (sessions.count(p.sid) || sessions.count(p.pgid) ||
+        (p.state != 'Z' && p.pid != getpid() && marked_env(p.pid))) {
+      todo.push_back(p.pid);
+    }
   }
   while (!todo.empty()) {
     const pid_t pid = todo.back();
@@ -146,6 +165,7 @@ int WatchdogMain(int fd) {
   signal(SIGPIPE, SIG_IGN);
   prctl(PR_SET_NAME, "arbor-watchdog", 0, 0, 0);
   std::set<pid_t> sessions;
+  std::set<std::string> markers;
   std::string line;
   char buf[4096];
   for (;;) {
@@ -161,14 +181,16 @@ int WatchdogMain(int fd) {
         const pid_t pid = static_cast<pid_t>(std::strtol(line.c_str() + 1, nullptr, 10));
         if (line[0] == '+') sessions.insert(pid);
         if (line[0] == '-') sessions.erase(pid);
+        if (line[0] == '=') markers.insert(line.substr(1));
+        if (line[0] == '~') markers.erase(line.substr(1));
       }
       line.clear();
     }
   }
-  if (sessions.empty()) return 0;
+  if (sessions.empty() && markers.empty()) return 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (;;) {
-    const std::vector<pid_t> victims = Victims(sessions);
+    const std::vector<pid_t> victims = Victims(sessions, markers);
     if (victims.empty() || std::chrono::steady_clock::now() >= deadline) break;
     for (pid_t pid : victims) kill(pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -180,6 +202,9 @@ namespace internal {
 
 void WatchdogTrack(pid_t sid) { Send('+', sid); }
 void WatchdogForget(pid_t sid) { Send('-', sid); }
+
+void WatchdogTrackMarker(const std::string& entry) { SendMarker('=', entry); }
+void WatchdogForgetMarker(const std::string& entry) { SendMarker('~', entry); }
 pid_t WatchdogPid() { return g_pid.load(); }
 
 }  // namespace internal

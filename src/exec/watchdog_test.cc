@@ -25,7 +25,10 @@ pid_t StartSession() {
 }
 
 bool SessionAlive(pid_t sid) {
-  // The shell may be our zombie: look at the session's live members in /proc via kill(-sid).
+  // The shell may be our zombie, and so may its killed sleep once an earlier test of this
+  // binary made it a child subreaper: reap what has ended, then ask whether any member is left.
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
   return kill(-sid, 0) == 0;
 }
 
@@ -55,6 +58,50 @@ TEST(WatchdogTest, WhenItsPeerClosesItKillsTheSessionsItWasToldOfAndNoOther) {
   EXPECT_TRUE(SessionAlive(forgotten)) << "a session the watchdog was told to forget was killed";
   kill(-forgotten, SIGKILL);
   waitpid(forgotten, nullptr, 0);
+}
+
+// A process in a session of its own whose environment holds `entry`: a double-forked daemon's
+// shape, which no tracked session reaches.
+pid_t StartMarked(const std::string& entry) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    char* env[] = {const_cast<char*>(entry.c_str()), nullptr};
+    execle("/bin/sleep", "sleep", "3302.5", static_cast<char*>(nullptr), env);
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(WatchdogTest, ItKillsTheProcessesHoldingAMarkerItWasToldOf) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  const std::string tag = std::to_string(getpid());
+  const pid_t marked = StartMarked("ARBOR_SERVE_ID=/w/" + tag + "/a");
+  const pid_t forgotten = StartMarked("ARBOR_SERVE_ID=/w/" + tag + "/b");
+  const pid_t other = StartMarked("ARBOR_SERVE_ID=/w/" + tag + "/a-but-longer");
+  const pid_t dog = fork();
+  if (dog == 0) {
+    close(fds[1]);
+    _exit(WatchdogMain(fds[0]));
+  }
+  close(fds[0]);
+  const std::string lines = "=ARBOR_SERVE_ID=/w/" + tag + "/a\n=ARBOR_SERVE_ID=/w/" + tag +
+                            "/b\n~ARBOR_SERVE_ID=/w/" + tag + "/b\n";
+  ASSERT_EQ(write(fds[1], lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  usleep(100 * 1000);
+  close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(dog, &status, 0), dog);
+  // Our children: a killed one becomes a zombie, reaped here with its signal.
+  ASSERT_EQ(waitpid(marked, &status, 0), marked);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(waitpid(forgotten, &status, WNOHANG), 0) << "a forgotten marker's process was killed";
+  EXPECT_EQ(waitpid(other, &status, WNOHANG), 0) << "a marker is an exact entry, not a prefix";
+  for (pid_t p : {forgotten, other}) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/metric_presets.h"
 #include "util/escape.h"
 #include "util/metric_regex.h"
 #include "util/strings.h"
@@ -161,12 +162,22 @@ Lookup Resolve(const Json& doc, const std::vector<std::string>& path) {
   return {cur, ""};
 }
 
+std::string Prefix(MetricSource::Kind kind) {
+  switch (kind) {
+    case MetricSource::Kind::kJson:
+      return "json:";
+    case MetricSource::Kind::kRegex:
+      return "regex:";
+    case MetricSource::Kind::kPreset:
+      return "preset:";
+  }
+  return "";
+}
+
 class MetricReader {
  public:
   explicit MetricReader(const MetricSource& src)
-      : label_(!src.text.empty()
-                   ? src.text
-                   : (src.kind == MetricSource::Kind::kJson ? "json:" : "regex:") + src.expr) {}
+      : label_(!src.text.empty() ? src.text : Prefix(src.kind) + src.expr) {}
 
   // Messages quote the output's strings and keys, which may hold newlines: escaped here.
   Error Fail(const std::string& msg) const {
@@ -396,8 +407,19 @@ Result<Profile> ProfileFromJson(const Json& doc) {
 
 Result<double> ExtractMetric(const MetricSource& src, std::string_view output,
                              std::string_view metrics_file_text) {
-  if (src.kind == MetricSource::Kind::kRegex) return ExtractRegex(src, output);
+  switch (src.kind) {
+    case MetricSource::Kind::kRegex:
+      return ExtractRegex(src, output);
+    case MetricSource::Kind::kPreset:
+      return ExtractPresetMetric(src, output, metrics_file_text);
+    case MetricSource::Kind::kJson:
+      break;
+  }
   return ExtractJson(src, output, metrics_file_text);
+}
+
+bool ReadsMetricsFile(const MetricSource& src) {
+  return src.kind == MetricSource::Kind::kJson || PresetReadsMetricsFile(src);
 }
 
 Status CheckMetricValue(const MetricSpec& metric, double value) {

@@ -27,8 +27,13 @@ namespace arbor {
 // output are considered, and lines longer than kRegexMaxLineBytes are skipped (std::regex
 // recurses per character and would overflow the stack on them). The value must be a JSON
 // number or a numeric string, and finite.
+// kPreset: a tool's native output, read as formats/metric_presets.h says.
 Result<double> ExtractMetric(const MetricSource& src, std::string_view output,
                              std::string_view metrics_file_text);
+
+// Whether `src` reads $ARBOR_OUT/metrics.json when the command writes one (json: sources and
+// the JSON presets); regex: and preset:wrk read stdout only.
+bool ReadsMetricsFile(const MetricSource& src);
 
 // Whether `value`, read from `metric`'s source, can be a correct reading of a throughput or a
 // time: finite, within [metric] min/max when declared, and above 0 unless a declared min says

@@ -299,8 +299,10 @@ std::string NodesSection(const ReportInput& in) {
   for (const Node* n : listed) {
     auto it = in.logs.find(n->id);
     auto placed = in.places.find(n->id);
+    auto failed = in.failed_runs.find(n->id);
     out += NodeDetailHtml(*n, it == in.logs.end() ? kNoLogs : it->second,
-                          placed == in.places.end() ? kNoPlaces : placed->second);
+                          placed == in.places.end() ? kNoPlaces : placed->second,
+                          failed == in.failed_runs.end() ? nullptr : &failed->second);
   }
   return out + "</section>";
 }

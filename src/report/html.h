@@ -40,6 +40,8 @@ struct ReportInput {
   std::string diff;       // the final diff: baseline commit .. arbor/<campaign>
   std::string best_env;   // arbor-best.env on arbor/<campaign>
   std::map<NodeId, std::vector<LogExcerpt>> logs;
+  // The run whose failure ended each node's step, for the nodes that have one.
+  std::map<NodeId, FailedRun> failed_runs;
   std::map<NodeId, std::vector<JobPlace>> places;  // cluster executors: where runs went
   size_t max_node_rows = 2000;
   size_t max_curve_points = 2000;
@@ -61,8 +63,10 @@ std::string CurveSvg(const nlohmann::json& curve, CurveAxis axis);
 
 // The details of one node: score terms at dispatch, the Critic's verdict, constraints it
 // published, the specialist's summary, where its runs went (a cluster executor's hosts and
-// jobs) and its log excerpts. A <details id="node-ID">.
+// jobs), the output of its failed run (`failed`, when there is one) and its log excerpts.
+// A <details id="node-ID">.
 std::string NodeDetailHtml(const Node& node, const std::vector<LogExcerpt>& logs,
-                           const std::vector<JobPlace>& places = {});
+                           const std::vector<JobPlace>& places = {},
+                           const FailedRun* failed = nullptr);
 
 }  // namespace arbor

@@ -176,7 +176,7 @@ std::string CurveSvg(const nlohmann::json& curve, CurveAxis axis) {
 }
 
 std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs,
-                           const std::vector<JobPlace>& places) {
+                           const std::vector<JobPlace>& places, const FailedRun* failed) {
   std::string out = "<details class=\"node-detail\" id=\"node-" + std::to_string(n.id) + "\">";
   out += "<summary><span class=\"badge o-" + std::string(OutcomeName(n.outcome)) + "\">" +
          std::string(OutcomeName(n.outcome)) + "</span> #" + std::to_string(n.id) + " " +
@@ -234,6 +234,22 @@ std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs,
     }
   }
 
+  if (failed != nullptr) {
+    const FailedRun& f = *failed;
+    out += "<h4>Failed run " + HtmlEscape(f.label) +
+           (f.exit.empty() ? "" : " (" + HtmlEscape(f.exit) + ")") +
+           "</h4><div class=\"failed-run\" data-run=\"" + HtmlEscape(f.label) +
+           "\"><div class=\"log-name\">full logs: " + HtmlEscape(f.dir) + "/stdout, " +
+           HtmlEscape(f.dir) + "/stderr</div>";
+    for (const auto& [stream, lines] : {std::pair{"stdout", &f.out}, std::pair{"stderr", &f.err}}) {
+      out += "<div class=\"log\"><div class=\"log-name\">" + std::string(stream);
+      out += lines->empty() ? ": (empty)</div>"
+                            : " (last " + std::to_string(lines->size()) + " lines)</div><pre>" +
+                                  HtmlEscape(Join(*lines, "\n")) + "</pre>";
+      out += "</div>";
+    }
+    out += "</div>";
+  }
   if (!logs.empty()) {
     out += "<h4>Logs (tails)</h4>";
     for (const LogExcerpt& log : logs) {

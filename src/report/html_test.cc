@@ -96,6 +96,31 @@ TEST(ReportHtml, EscapesEverythingFromTheStore) {
   EXPECT_NE(html.find("&lt;/pre&gt;&lt;script&gt;alert(&#39;log&#39;)"), std::string::npos);
 }
 
+// A node's failed run: its label and exit, the paths of the full logs and both tails,
+// escaped like everything else.
+TEST(ReportHtml, ShowsTheFailedRunOfANode) {
+  ReportInput in = SampleInput();
+  in.failed_runs[5] = FailedRun{"build",
+                                "/w/.arbor/c/runs/n5/build",
+                                "failed",
+                                {"make: *** [all] Error 1"},
+                                {"a.c:3: error: <stdin>", "\\rtwo"}};
+  std::string html = ReportHtml(in);
+  size_t block = html.find("<div class=\"failed-run\" data-run=\"build\">");
+  ASSERT_NE(block, std::string::npos) << html;
+  EXPECT_LT(html.find("id=\"node-5\""), block);
+  EXPECT_NE(html.find("<h4>Failed run build (failed)</h4>"), std::string::npos);
+  EXPECT_NE(html.find("full logs: /w/.arbor/c/runs/n5/build/stdout, "
+                      "/w/.arbor/c/runs/n5/build/stderr"),
+            std::string::npos);
+  EXPECT_NE(html.find("<pre>make: *** [all] Error 1</pre>"), std::string::npos);
+  EXPECT_NE(html.find("<pre>a.c:3: error: &lt;stdin&gt;\n\\rtwo</pre>"), std::string::npos);
+  EXPECT_EQ(Count(html, "class=\"failed-run\""), 1u);
+  in.failed_runs[5].out.clear();
+  EXPECT_NE(ReportHtml(in).find("<div class=\"log-name\">stdout: (empty)</div>"),
+            std::string::npos);
+}
+
 TEST(ReportHtml, FallsBackWithoutALayout) {
   ReportInput in = SampleInput();
   in.tree_svg.clear();

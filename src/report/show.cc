@@ -131,7 +131,8 @@ void AppendEvents(const std::vector<Event>& events, std::string& out) {
 }  // namespace
 
 std::string ShowText(const Node& node, const std::vector<Sample>& samples,
-                     const std::optional<Profile>& profile, const std::vector<Event>& events) {
+                     const std::optional<Profile>& profile, const std::vector<Event>& events,
+                     const FailedRun* failed) {
   std::string out = "#" + std::to_string(node.id) + " " + node.CandidateKey() + "  " +
                     std::string(OutcomeName(node.outcome)) + "\n";
   if (node.parent != kNoNode) Field(out, "parent", "#" + std::to_string(node.parent));
@@ -171,6 +172,7 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
     Field(out, "ran on", line);
   }
   AppendAgent(node.agent, out);
+  if (failed != nullptr) out += FailedRunText(*failed);
   AppendSamples(samples, out);
   AppendProfile(profile, out);
   AppendEvents(events, out);
@@ -178,7 +180,8 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
 }
 
 nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
-                        const std::optional<Profile>& profile, const std::vector<Event>& events) {
+                        const std::optional<Profile>& profile, const std::vector<Event>& events,
+                        const FailedRun* failed) {
   nlohmann::json sample_list = nlohmann::json::array();
   for (const Sample& s : SortedSamples(samples)) {
     sample_list.push_back({{"arm", s.arm}, {"rep", s.rep}, {"value", s.value}, {"extra", s.extra}});
@@ -242,6 +245,7 @@ nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
       {"profile", std::move(profile_json)},
       {"events", std::move(event_list)},
       {"ran_on", std::move(ran_on)},
+      {"failed_run", failed != nullptr ? FailedRunJson(*failed) : nlohmann::json(nullptr)},
   };
   if (!node.agent.empty()) out["agent"] = report::AgentJson(node.agent);
   return out;

@@ -59,7 +59,7 @@ TEST(ShowJsonTest, Shape) {
            "data": "not json"},
           {"id": 11, "t": 40.5, "kind": "kept", "message": "kept: +50.0%",
            "data": {"p": 0.01}}],
-      "ran_on": []})");
+      "ran_on": [], "failed_run": null})");
   // Percent is share * 100 in floating point; compare those separately.
   for (auto& c : show["profile"]["components"])
     c["percent"] = std::round(c["percent"].get<double>());
@@ -167,6 +167,46 @@ TEST(ShowTextTest, DiagnosisOfFailedNode) {
   EXPECT_NE(text.find("  diagnosis build failed: error: \"v4sf\""), std::string::npos) << text;
   EXPECT_NE(text.find("samples (0)\n"), std::string::npos);
   EXPECT_EQ(text.find("profile"), std::string::npos);
+}
+
+// The output of the run that failed: its label and exit, where the full logs are, and the
+// tails as the reader made them (shown as given: escaped already), in text and JSON.
+TEST(ShowTest, FailedRunShowsItsTailsAndWhereTheLogsAre) {
+  Node crashed = report_testing::SampleTree()[2];
+  FailedRun run{"bench-0",
+                "/w/.arbor/c/runs/n3/bench-0",
+                "bad_output",
+                {"checksum 42"},
+                {"\\rpass 1/2\\rpass 2/2", "done"}};
+  std::string text = ShowText(crashed, {}, std::nullopt, {}, &run);
+  EXPECT_NE(text.find("failed run  bench-0 (bad_output)\n"
+                      "  logs      /w/.arbor/c/runs/n3/bench-0/stdout, "
+                      "/w/.arbor/c/runs/n3/bench-0/stderr\n"
+                      "  stdout (last 1 lines):\n"
+                      "    | checksum 42\n"
+                      "  stderr (last 2 lines):\n"
+                      "    | \\rpass 1/2\\rpass 2/2\n"
+                      "    | done\n"),
+            std::string::npos)
+      << text;
+  EXPECT_LT(text.find("diagnosis"), text.find("failed run"));
+  EXPECT_LT(text.find("failed run"), text.find("samples (0)"));
+  EXPECT_EQ(ShowText(crashed, {}, std::nullopt, {}).find("failed run"), std::string::npos);
+
+  nlohmann::json show = ShowJson(crashed, {}, std::nullopt, {}, &run);
+  EXPECT_EQ(show["failed_run"], nlohmann::json::parse(R"({
+      "label": "bench-0", "exit": "bad_output", "dir": "/w/.arbor/c/runs/n3/bench-0",
+      "stdout": {"path": "/w/.arbor/c/runs/n3/bench-0/stdout", "tail": ["checksum 42"]},
+      "stderr": {"path": "/w/.arbor/c/runs/n3/bench-0/stderr",
+                 "tail": ["\\rpass 1/2\\rpass 2/2", "done"]}})"))
+      << show["failed_run"].dump();
+  // A specialist's run records no exit: "exit" is null, and the text names no exit.
+  run.exit.clear();
+  run.out.clear();
+  EXPECT_TRUE(ShowJson(crashed, {}, std::nullopt, {}, &run)["failed_run"]["exit"].is_null());
+  std::string apply = ShowText(crashed, {}, std::nullopt, {}, &run);
+  EXPECT_NE(apply.find("failed run  bench-0\n"), std::string::npos) << apply;
+  EXPECT_NE(apply.find("  stdout: (empty)\n"), std::string::npos) << apply;
 }
 
 // Where a node's runs went, from its "job" events (a cluster executor), in show and show --json.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model.h"
@@ -78,13 +79,43 @@ struct DotOptions {
 // Graphviz DOT: one box per node filled by outcome, edges parent -> child.
 std::string TreeDot(const std::vector<Node>& nodes, const DotOptions& options = {});
 
+// The run whose failure ended a node's step: a build, check, benchmark or profile that failed
+// or printed no metric, or a specialist's implementation. Where its full logs are, and the last
+// lines of each stream as the reader (app/run_logs.h) made them: bounded, scrubbed of secrets,
+// control characters escaped (VisibleTail, util/escape.h), so a \r progress bar shows as "\r".
+struct FailedRun {
+  std::string label;  // the run's folder: "build", "check", "bench-0", "profile", "apply", ...
+  std::string dir;    // runs/n<id>/<label>, holding `stdout` and `stderr` in full
+  std::string exit;   // how it ended (ExitKindName: "failed", "bad_output", ...); "" unknown
+  std::vector<std::string> out;  // the tail of stdout, one escaped line each
+  std::vector<std::string> err;  // the tail of stderr
+};
+// The tail of one stream as `arbor show`, the live log and `arbor try` print it, each line
+// after `indent`: "TITLE (last N lines):" then "  | LINE" per line, or "TITLE: (empty)".
+std::string TailText(std::string_view title, const std::vector<std::string>& lines,
+                     std::string_view indent);
+// The block `arbor show` and the live log print, each line after `indent`:
+//   failed run  bench-0 (bad_output)
+//     logs      DIR/stdout, DIR/stderr
+//     stdout (last 2 lines):
+//       | ...
+std::string FailedRunText(const FailedRun& run, std::string_view indent = "");
+// {"label", "exit" (null when unknown), "dir", "stdout": {"path", "tail": [lines]},
+//  "stderr": {"path", "tail"}}: `failed_run` in `arbor show --json`, the dashboard's node and
+// the failure's event line of `--events`/`--json`.
+nlohmann::json FailedRunJson(const FailedRun& run);
+
 // `arbor show NODE`: everything about one node. The caller passes the node's own samples,
 // its profile (if one was taken) and its events; they are listed in a stable order (samples
 // by arm then rep, profile components by share descending, events by time then id).
+// `failed`, when the node's last run failed, is shown after the diagnosis (`failed_run` in
+// JSON, null otherwise).
 std::string ShowText(const Node& node, const std::vector<Sample>& samples,
-                     const std::optional<Profile>& profile, const std::vector<Event>& events);
+                     const std::optional<Profile>& profile, const std::vector<Event>& events,
+                     const FailedRun* failed = nullptr);
 nlohmann::json ShowJson(const Node& node, const std::vector<Sample>& samples,
-                        const std::optional<Profile>& profile, const std::vector<Event>& events);
+                        const std::optional<Profile>& profile, const std::vector<Event>& events,
+                        const FailedRun* failed = nullptr);
 
 // Where one run of a node went, read from its "job" event (a cluster executor's run;
 // docs/store-schema.md). `host` is "" for events written before hosts were recorded.

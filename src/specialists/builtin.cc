@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/candidates.h"
+#include "exec/git_cli.h"
+#include "exec/patch_policy.h"
 #include "exec/runner.h"
 #include "util/check.h"
 #include "util/duration.h"
@@ -93,6 +95,34 @@ std::string HowItEnded(const RunResult& r, double timeout_s) {
   return "failed";
 }
 
+// An LD_PRELOAD entry that names a file which is not there: the dynamic loader prints a
+// warning and runs the program without it, so the node would measure nothing and blame the
+// idea. Entries are separated by spaces or colons (ld.so(8)); a bare soname is searched by the
+// loader and not checked here. "" when every path entry exists.
+std::string MissingPreload(const EnvOverlay& overlay) {
+  auto it = overlay.find("LD_PRELOAD");
+  if (it == overlay.end()) return "";
+  std::string entry;
+  for (char c : it->second + " ") {
+    if (c != ' ' && c != ':') {
+      entry += c;
+      continue;
+    }
+    std::error_code ec;
+    if (entry.find('/') != std::string::npos && !std::filesystem::exists(entry, ec)) {
+      return "LD_PRELOAD: " + entry +
+             ": cannot open shared object file: No such file or directory (the dynamic loader "
+             "would ignore it and the benchmark would run without it)";
+    }
+    entry.clear();
+  }
+  return "";
+}
+
+bool SetsPreload(const ApplySpec& apply) {
+  return apply.env.count("LD_PRELOAD") != 0 || apply.append.count("LD_PRELOAD") != 0;
+}
+
 }  // namespace
 
 BuiltinSpecialist::BuiltinSpecialist(const CampaignSpec* spec, std::string log_root,
@@ -143,6 +173,13 @@ SpecialistResult BuiltinSpecialist::Implement(const Task& task) {
       result = Agent(task, apply);
       break;
   }
+  // A library preloaded on a Slurm node need not exist here; locally it must.
+  if (result.status == Verdict::kApplied && SetsPreload(apply) &&
+      spec_->executor.kind == ExecutorSpec::Kind::kLocal) {
+    if (std::string missing = MissingPreload(result.overlay); !missing.empty()) {
+      result = MakeResult(Verdict::kFailed, task.parent_overlay, result.summary, missing);
+    }
+  }
   result.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -185,8 +222,11 @@ SpecialistResult BuiltinSpecialist::ApplyPatch(const Task& task, const ApplySpec
                     ? "git apply " + HowItEnded(run->result, spec_->target.build_timeout_s)
                     : lines.front());
   }
-  return MakeResult(Verdict::kApplied, task.parent_overlay,
-                    "applied " + shown + " (" + Plural(CountPatchFiles(*text), "file") + ")");
+  std::string summary = "applied " + shown + " (" + Plural(CountPatchFiles(*text), "file") + ")";
+  Result<std::vector<std::string>> ignored = StageIgnoredPaths(task.worktree, PatchTargets(*text));
+  if (!ignored) return fail(ignored.error().message);
+  if (!ignored->empty()) summary += "; " + IgnoredPathsWarning(*ignored);
+  return MakeResult(Verdict::kApplied, task.parent_overlay, summary);
 }
 
 SpecialistResult BuiltinSpecialist::RunCommandIn(const Task& task, const ApplySpec& apply) const {

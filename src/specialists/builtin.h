@@ -12,6 +12,10 @@
 //           <log_root>/n<node>/apply/{stdout,stderr};
 //   agent   skipped with a diagnosis saying which backend to configure (agents are built by
 //           the command/llm specialists).
+// An env or append action that sets LD_PRELOAD to a path that does not exist fails (locally;
+// not under Slurm, whose nodes may have what this machine lacks) with "LD_PRELOAD: PATH: cannot
+// open shared object file: ...": the loader would skip it silently, and the Critic classifies
+// the message as a missing dependency rather than measuring the program without it.
 // Code-changing kinds leave the overlay as the parent's; the caller snapshots the worktree.
 // A patch that does not apply or a command that fails is an outcome (kFailed with a one-line
 // diagnosis), never an Error. Safe to call from several threads for different worktrees.

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "core/rca.h"
 #include "exec/runner.h"
 
 namespace arbor {
@@ -292,6 +293,42 @@ TEST_F(BuiltinTest, AgentOfAnotherBackendIsLeftToTheRouter) {
   EXPECT_EQ(Implement(ApplyAgent("build")).diagnosis,
             "the builtin specialist does not run backend 'command': agent actions go through the "
             "SpecialistRouter (specialists/router.h)");
+}
+
+// A preloaded library that is not installed: the loader would ignore it and the benchmark would
+// measure the program without it. The apply fails with the loader's own words, which the
+// Critic's root-cause analysis reads as a missing dependency (core/rca.h), not a crash.
+TEST_F(BuiltinTest, PreloadingALibraryThatIsNotThereFailsAsAMissingDependency) {
+  const std::string missing = (root_ / "no" / "libjemalloc.so.2").string();
+  SpecialistResult r = Implement(ApplyEnv({{"LD_PRELOAD", missing}}), "", {{"A", "1"}});
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  EXPECT_EQ(r.overlay, (EnvOverlay{{"A", "1"}}));
+  EXPECT_EQ(r.diagnosis, "LD_PRELOAD: " + missing +
+                             ": cannot open shared object file: No such file or directory (the "
+                             "dynamic loader would ignore it and the benchmark would run without "
+                             "it)");
+  RcaInput in;
+  in.step = "apply";
+  in.result.kind = ExitKind::kFailed;
+  in.result.exit_code = 1;
+  in.result.detail = r.diagnosis;
+  in.result.tail = r.diagnosis;
+  Diagnosis d = Classify(in);
+  EXPECT_EQ(d.cls, RcaClass::kDependency);
+  EXPECT_EQ(d.effect, RcaEffect::kBlockDependency);
+  EXPECT_EQ(d.subject, missing);
+
+  // Appended after an existing entry, the same; a library that exists and a bare soname pass.
+  Write(root_ / "lib" / "libfake.so", "");
+  const std::string present = (root_ / "lib" / "libfake.so").string();
+  r = Implement(ApplyAppend({{"LD_PRELOAD", ":" + missing}}), "", {{"LD_PRELOAD", present}});
+  EXPECT_EQ(r.status, Verdict::kFailed);
+  r = Implement(ApplyEnv({{"LD_PRELOAD", present + " libc.so.6"}}));
+  EXPECT_EQ(r.status, Verdict::kApplied);
+  // Under Slurm the library is looked for on the compute node, not here.
+  spec_.executor.kind = ExecutorSpec::Kind::kSlurm;
+  r = Implement(ApplyEnv({{"LD_PRELOAD", missing}}));
+  EXPECT_EQ(r.status, Verdict::kApplied);
 }
 
 }  // namespace

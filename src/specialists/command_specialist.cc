@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +13,7 @@
 #include "exec/git_cli.h"
 #include "exec/patch_policy.h"
 #include "exec/runner.h"
+#include "exec/scrubbing.h"
 #include "specialists/agent_report.h"
 #include "specialists/prompt.h"
 #include "util/check.h"
@@ -69,17 +69,9 @@ std::string FirstLine(std::string_view text) {
   return "";
 }
 
-Status WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return MakeError("cannot write " + path.string());
-  return {};
-}
-
 // What one run of the agent command needs besides the command itself.
 struct Invocation {
-  fs::path dir;  // task.md, result.json, stdout, stderr
+  fs::path dir;  // task.md, result.json, stdout, stderr: kept, so scrubbed of secrets
   std::string cwd;
   std::string prompt;
   std::map<std::string, std::string> extra_env;
@@ -97,7 +89,7 @@ Result<Ran> RunAgent(const SpecialistSpec& config, const TargetSpec& target,
   if (ec) return MakeError("cannot create " + inv.dir.string() + ": " + ec.message());
   fs::path task_file = inv.dir / "task.md";
   fs::path result_file = inv.dir / "result.json";
-  ARBOR_TRY(WriteFile(task_file, inv.prompt));
+  ARBOR_TRY(WriteKeptFile(task_file.string(), inv.prompt));
   fs::remove(result_file, ec);  // a report left by an earlier attempt must not be read
 
   RunSpec rs;
@@ -121,6 +113,9 @@ Result<Ran> RunAgent(const SpecialistSpec& config, const TargetSpec& target,
   rs.stdout_path = (inv.dir / "stdout").string();
   rs.stderr_path = (inv.dir / "stderr").string();
   rs.stdin_data = inv.prompt;
+  // The report and anything else the agent leaves in its folder are scrubbed with its output
+  // before Arbor reads them (exec/scrubbing.h).
+  rs.kept_paths = {inv.dir.string()};
   Result<RunResult> run = RunCommand(rs);
   if (!run) return MakeError("could not start the agent: " + run.error().message);
   Ran ran;

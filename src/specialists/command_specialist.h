@@ -6,10 +6,12 @@
 // limits; process group reaped) and edits files there. Arbor then checks what changed against
 // the patch policy (exec/patch_policy.h CheckWorktreeChanges) and reads the optional report
 // the agent wrote to $ARBOR_RESULT (specialists/agent_report.h). Output goes to
-// <log_root>/n<node>/agent/{stdout,stderr}. A non-zero exit, a timeout, a policy violation,
-// a malformed report or no change at all is a kFailed result with a one-line diagnosis.
-// Propose runs the same command with the propose prompt; the proposals are read from the
-// report's "proposals".
+// <log_root>/n<node>/agent/{task.md,stdout,stderr,result.json}, every file of that folder
+// scrubbed of secrets once the agent has ended (exec/scrubbing.h). A non-zero exit, a
+// timeout, a policy violation, a malformed report or no change at all is a kFailed result
+// with a one-line diagnosis. Propose runs the same command with the propose prompt in a
+// scratch folder (its cwd, scrubbed likewise); the proposals are read from the report's
+// "proposals".
 #pragma once
 
 #include <string>

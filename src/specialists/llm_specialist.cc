@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "exec/git_cli.h"
 #include "exec/patch_policy.h"
 #include "specialists/agent_report.h"
 #include "specialists/llm_answer.h"
@@ -76,12 +77,26 @@ class Conversation {
       : messages_{{"system", prompt.system}, {"user", prompt.user}},
         transcript_(Section("# system", prompt.system) + Section("# user", prompt.user)) {}
 
-  llm::ChatReply Ask(const ChatFn& chat, int round, AgentUsage* usage) {
-    llm::ChatReply reply = chat(messages_);
+  // One request, when the budget (if any) has room for its worst case; else none is sent and
+  // `usage` says so.
+  llm::ChatReply Ask(const ChatFn& chat, LlmBudgetGuard* budget, const SpecialistSpec& config,
+                     int round, AgentUsage* usage) {
+    std::string marker = "# assistant (round " + std::to_string(round) + "): ";
+    LlmBudgetGuard::Grant grant;
+    grant.max_answer_tokens = config.max_answer_tokens;
+    if (budget != nullptr) grant = budget->Reserve(messages_, config);
+    if (!grant.sent) {
+      usage->over_budget = true;
+      llm::ChatReply refused;
+      refused.error = {llm::ChatError::Kind::kConfig, 0, grant.refusal};
+      transcript_ += marker + "not asked (" + grant.refusal + ")\n";
+      return refused;
+    }
+    llm::ChatReply reply = chat(messages_, grant.max_answer_tokens);
+    if (budget != nullptr) budget->Settle(grant, reply.usage, config);
     usage->prompt_tokens += reply.usage.prompt_tokens;
     usage->completion_tokens += reply.usage.completion_tokens;
     usage->rounds = round;
-    std::string marker = "# assistant (round " + std::to_string(round) + "): ";
     if (reply.ok) {
       transcript_ += marker + std::to_string(reply.content.size()) + " characters\n";
       messages_.push_back({"assistant", reply.content});
@@ -133,8 +148,9 @@ std::string StepProblem(std::string_view step, const StepResult& r) {
 struct RoundOutcome {
   enum class Kind { kDone, kRetry, kFatal };
   Kind kind = Kind::kDone;
-  std::string message;  // kRetry: the problem to feed back; kFatal: the diagnosis
-  AgentReport report;   // kDone
+  std::string message;               // kRetry: the problem to feed back; kFatal: the diagnosis
+  AgentReport report;                // kDone
+  std::vector<std::string> ignored;  // kDone: files the repository ignores, staged anyway
 };
 
 RoundOutcome Retry(std::string message) {
@@ -192,6 +208,11 @@ RoundOutcome Attempt(const CampaignSpec& spec, const SpecialistSpec& config, Tar
   if (Status ok = WriteFiles(task.worktree, answer->files); !ok) {
     return Retry("the files could not be written: " + ok.error().message);
   }
+  std::vector<std::string> written = PatchTargets(answer->diff);
+  for (const FileBlock& f : answer->files) written.push_back(f.path);
+  Result<std::vector<std::string>> ignored = StageIgnoredPaths(task.worktree, written);
+  if (!ignored) return Fatal("llm: " + ignored.error().message);
+  done.ignored = std::move(*ignored);
   if (target == nullptr) return done;
 
   RunContext ctx;
@@ -215,8 +236,8 @@ RoundOutcome Attempt(const CampaignSpec& spec, const SpecialistSpec& config, Tar
 }  // namespace
 
 LlmSpecialist::LlmSpecialist(const CampaignSpec* spec, const SpecialistSpec* config, Target* target,
-                             ChatFn chat)
-    : spec_(spec), config_(config), target_(target), chat_(std::move(chat)) {
+                             ChatFn chat, LlmBudgetGuard* budget)
+    : spec_(spec), config_(config), target_(target), chat_(std::move(chat)), budget_(budget) {
   ARBOR_CHECK(spec_ != nullptr && config_ != nullptr, "LlmSpecialist needs its specs");
   ARBOR_CHECK(chat_ != nullptr, "LlmSpecialist needs a chat function");
 }
@@ -244,7 +265,10 @@ SpecialistResult LlmSpecialist::Implement(const Task& task, std::string_view pro
   const int max_rounds = std::max(1, config_->max_rounds);
   std::string last_problem;
   for (int round = 1; round <= max_rounds; ++round) {
-    llm::ChatReply reply = talk.Ask(chat_, round, &result.usage);
+    llm::ChatReply reply = talk.Ask(chat_, budget_, *config_, round, &result.usage);
+    if (result.usage.over_budget) {  // not the idea's failure: nothing more may be asked
+      return finish(Verdict::kSkipped, "llm: " + reply.error.message);
+    }
     if (!reply.ok && !Retryable(reply)) {
       return finish(Verdict::kFailed, "llm: " + reply.error.message);
     }
@@ -256,6 +280,7 @@ SpecialistResult LlmSpecialist::Implement(const Task& task, std::string_view pro
       AgentReport& report = outcome.report;
       for (const auto& [name, value] : report.env) result.overlay[name] = value;
       if (!report.summary.empty()) result.summary = report.summary;
+      if (!outcome.ignored.empty()) result.summary += "; " + IgnoredPathsWarning(outcome.ignored);
       result.confidence = report.confidence;
       result.findings = std::move(report.findings);
       result.questions = std::move(report.questions);
@@ -287,7 +312,7 @@ Proposal LlmSpecialist::Propose(const ProposeRequest& request, std::string_view 
   const std::string by = DomainOf(*config_, request.domain) + " specialist (llm)";
   std::string problem;
   for (int round = 1; round <= kProposeRounds; ++round) {
-    llm::ChatReply reply = talk.Ask(chat_, round, &proposal.usage);
+    llm::ChatReply reply = talk.Ask(chat_, budget_, *config_, round, &proposal.usage);
     if (!reply.ok && !Retryable(reply)) return finish("llm: " + reply.error.message);
     if (!reply.ok) {
       problem = ReplyProblem(reply);

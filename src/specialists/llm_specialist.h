@@ -19,6 +19,9 @@
 // propose: the model gets the profile and history and answers with a JSON array of candidate
 // actions, validated against the campaign schema (proposed by "<domain> specialist (llm)");
 // an answer that is not a JSON array gets one retry, then Proposal::diagnosis says why.
+// With an [llm] budget every request first asks the LlmBudgetGuard (llm_budget.h): one it does
+// not allow is never sent, and the task ends kSkipped (propose: a diagnosis) with
+// usage.over_budget set, so the Orchestrator dispatches no more LLM work.
 // Every result carries usage (tokens summed over rounds, cost from the configured prices,
 // rounds) and `prompt`: everything the model was given (# system, # user, # user (round N)
 // feedback) with a "# assistant (round N): <n> characters" marker per answer, not the answers.
@@ -33,19 +36,21 @@
 #include "core/ports.h"
 #include "core/spec.h"
 #include "llm/chat_client.h"
+#include "specialists/llm_budget.h"
 
 namespace arbor {
 
-// One chat completion: the router passes a real llm::ChatClient's Complete; unit tests pass
-// scripted replies.
-using ChatFn = std::function<llm::ChatReply(const std::vector<llm::ChatMessage>&)>;
+// One chat completion, with the answer's cap in tokens to send (0: the server's default): the
+// router passes a real llm::ChatClient's Complete; unit tests pass scripted replies.
+using ChatFn =
+    std::function<llm::ChatReply(const std::vector<llm::ChatMessage>&, int max_answer_tokens)>;
 
 class LlmSpecialist {
  public:
-  // `spec`, `config` and `target` must outlive it; `target` may be null (no local validation:
-  // the change is returned after it applies).
-  LlmSpecialist(const CampaignSpec* spec, const SpecialistSpec* config, Target* target,
-                ChatFn chat);
+  // `spec`, `config`, `target` and `budget` must outlive it; `target` may be null (no local
+  // validation: the change is returned after it applies), `budget` too (no [llm] budget).
+  LlmSpecialist(const CampaignSpec* spec, const SpecialistSpec* config, Target* target, ChatFn chat,
+                LlmBudgetGuard* budget = nullptr);
 
   SpecialistResult Implement(const Task& task, std::string_view protocol,
                              std::string_view skill) const;
@@ -57,6 +62,7 @@ class LlmSpecialist {
   const SpecialistSpec* config_;
   Target* target_;
   ChatFn chat_;
+  LlmBudgetGuard* budget_;
 };
 
 }  // namespace arbor

@@ -204,5 +204,17 @@ TEST_F(LlmSpecialistTest, AReportWithoutEnvOrChangeIsFedBack) {
   EXPECT_EQ(LastSent(1).rfind("Round 1: " + std::string(kNoChangeMessage), 0), 0u) << LastSent(1);
 }
 
+// A file the model writes that the repository ignores is staged (git add -f), so the snapshot
+// commits what was validated, and the summary warns about it.
+TEST_F(LlmSpecialistTest, AFileTheRepositoryIgnoresIsStagedWithAWarning) {
+  Write(repo_ / ".git" / "info" / "exclude", "*.env\n");
+  chat_.replies.push_back(Answer("```file:tune.env\nFAST=1\n```\n"));
+  SpecialistResult r = Implement(&target_);
+  ASSERT_EQ(r.status, Verdict::kApplied) << r.diagnosis;
+  EXPECT_NE(r.summary.find("warning: the repository ignores tune.env"), std::string::npos)
+      << r.summary;
+  EXPECT_EQ(Trim(Sh("git diff --cached --name-only")), "tune.env");
+}
+
 }  // namespace
 }  // namespace arbor

@@ -67,9 +67,11 @@ inline std::string EditA(const std::string& line) {
 struct ScriptedChat {
   std::deque<ChatReply> replies;
   std::vector<std::vector<ChatMessage>> calls;
+  std::vector<int> answer_caps;  // the max_answer_tokens of each call
   ChatFn Fn() {
-    return [this](const std::vector<ChatMessage>& messages) {
+    return [this](const std::vector<ChatMessage>& messages, int max_answer_tokens) {
       calls.push_back(messages);
+      answer_caps.push_back(max_answer_tokens);
       if (replies.empty()) return Failure(ChatError::Kind::kTransport, "script exhausted");
       ChatReply r = replies.front();
       replies.pop_front();

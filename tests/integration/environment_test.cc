@@ -100,6 +100,57 @@ TEST(IntegrationEnvironment, TargetCommandsSeeOnlyTheAllowlistTheOverlayAndTheNo
   EXPECT_TRUE(saw_action_env) << "the action's env never reached a command";
 }
 
+// [target] pass_env: the variables it names, and those its globs match unless they look like a
+// credential, reach every command — the server of [target.serve] too — and nothing else does.
+// The server is ready when its port accepts (no `ready` command).
+TEST(IntegrationEnvironment, PassEnvReachesEveryCommandAndTheServerButNoSecretByGlob) {
+  TempWorkspace ws;
+  const std::string aux = ws.aux();
+  const std::string bin = SERVE_TARGET_BIN;
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"pass\"\nworkspace = \".\"\n\n"
+           "[target]\nbuild = \"" +
+               Dump(aux, "build") + "\"\ncheck = \"" + Dump(aux, "check") + "\"\nbench = '''" +
+               Dump(aux, "bench") + "; " + bin +
+               " load --port $ARBOR_PORT'''\n"
+               "pass_env = [\"CUDA_VISIBLE_DEVICES\", \"MY_*\"]\n\n"
+               "[target.serve]\ncommand = '''" +
+               Dump(aux, "serve") + "; exec " + bin +
+               " serve --port $ARBOR_PORT'''\n\n"
+               "[metric]\nname = \"v\"\nsource = \"json:v\"\nrepetitions = 2\n\n"
+               "[search]\nmax_nodes = 2\n\n"
+               "[[action]]\nid = \"fast\"\nlayer = \"application\"\ncategory = \"env\"\n"
+               "speedup = 2.0\napply = { env = { SPEED = \"2\" } }\n");
+  ws.CommitAll();
+  const EnvMap arbor_env = {{"CUDA_VISIBLE_DEVICES", "3"},
+                            {"MY_FLAG", "on"},
+                            {"MY_API_TOKEN", "tok-env-canary-77a1"},
+                            {"OTHER_VAR", "not-passed"}};
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, arbor_env, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* fast = FindKey(nodes, "fast");
+  ASSERT_NE(fast, nullptr) << DescribeTree(nodes);
+  EXPECT_EQ(fast->outcome, "kept") << DescribeTree(nodes);
+  std::map<std::string, int> dumps;
+  for (const auto& entry : fs::directory_iterator(aux)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("env.", 0) != 0) continue;
+    const std::string step = name.substr(4, name.find('.', 4) - 4);
+    ++dumps[step];
+    const std::string text = "\n" + ReadFile(entry.path().string());
+    EXPECT_NE(text.find("\nCUDA_VISIBLE_DEVICES=3\n"), std::string::npos) << name;
+    EXPECT_NE(text.find("\nMY_FLAG=on\n"), std::string::npos) << name;
+    EXPECT_EQ(text.find("MY_API_TOKEN"), std::string::npos) << name << " saw a credential";
+    EXPECT_EQ(text.find("OTHER_VAR"), std::string::npos) << name;
+    const bool port = text.find("\nARBOR_PORT=") != std::string::npos;
+    EXPECT_EQ(port, step != "build") << name << ": ARBOR_PORT is for the server and its users";
+  }
+  EXPECT_GE(dumps["build"], 2);
+  EXPECT_GE(dumps["serve"], 2);
+  EXPECT_GE(dumps["bench"], 4);
+}
+
 // A repository that ignores `*.env` (a common rule): the environment-only keep of -O2 still
 // reaches the branch, with arbor-best.env in its commit, and the user's checkout stays clean.
 TEST(IntegrationEnvironment, TheBestEnvReachesTheBranchWhenTheRepositoryIgnoresEnvFiles) {
@@ -117,6 +168,53 @@ TEST(IntegrationEnvironment, TheBestEnvReachesTheBranchWhenTheRepositoryIgnoresE
   ProcResult head = ws->Git({"rev-parse", "arbor/toy"});
   EXPECT_EQ(head.out, nodes[1].commit + "\n");
   EXPECT_EQ(ws->Git({"status", "--porcelain"}).out, "");
+}
+
+// A patch that writes a file the repository's .gitignore matches (`*.env`, a common rule):
+// the benchmark measured it, so the kept commit holds it too (git add -f), and its node says
+// so with a warning. The branch tip holds both the patch's file and arbor-best.env of the
+// environment keep after it, and the user's checkout stays clean. Without the forced add the
+// patch's file would be measured, then missing from the branch and from every later node.
+TEST(IntegrationEnvironment, AnIgnoredFileAPatchWritesReachesTheBranchWithAWarning) {
+  TempWorkspace ws;
+  ws.Write(".gitignore", "*.env\nbuild/\n");
+  ws.Write("bench.sh",
+           "v=100; [ -f tuning.env ] && v=200; [ -n \"$BOOST\" ] && v=$((v * 3 / 2))\n"
+           "echo \"{\\\"v\\\": $((v + ARBOR_REPETITION % 3))}\"\n");
+  ws.Write("patches/tune.diff",
+           "diff --git a/tuning.env b/tuning.env\nnew file mode 100644\n--- /dev/null\n"
+           "+++ b/tuning.env\n@@ -0,0 +1 @@\n+FAST=1\n");
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"ign\"\nseed = 1\n\n"
+           "[target]\nbuild = \"true\"\nbench = \"sh bench.sh\"\n\n"
+           "[metric]\nsource = \"json:v\"\nrepetitions = 3\n\n"
+           "[search]\nmax_nodes = 2\n\n[critic]\nmin_effect = 0.1\n\n"
+           "[[action]]\nid = \"app.tune\"\nlayer = \"application\"\ncategory = \"tune\"\n"
+           "speedup = 2.0\napply = { patch = \"patches/tune.diff\" }\n\n"
+           "[[action]]\nid = \"sys.boost\"\nlayer = \"system\"\ncategory = \"boost\"\n"
+           "speedup = 1.5\napply = { env = { BOOST = \"1\" } }\n");
+  ws.CommitAll();
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  const TreeNode* tune = FindKey(nodes, "app.tune");
+  const TreeNode* boost = FindKey(nodes, "sys.boost");
+  ASSERT_NE(tune, nullptr);
+  ASSERT_NE(boost, nullptr);
+  EXPECT_EQ(tune->outcome, "kept") << tune->diagnosis;
+  EXPECT_EQ(boost->outcome, "kept") << boost->diagnosis;
+  ProcResult show = ws.Arbor({"show", std::to_string(tune->id)});
+  EXPECT_NE(show.out.find("warning: the repository ignores tuning.env"), std::string::npos)
+      << show.out;
+  ProcResult file = ws.Git({"show", "arbor/ign:tuning.env"});
+  ASSERT_EQ(file.exit_code, 0) << "the patch's file is not on the branch: " << file.Describe();
+  EXPECT_EQ(file.out, "FAST=1\n");
+  ProcResult env = ws.Git({"show", "arbor/ign:arbor-best.env"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_NE(env.out.find("export BOOST='1'"), std::string::npos) << env.out;
+  const TreeNode* last = boost->parent == tune->id ? boost : tune;  // the later keep
+  EXPECT_EQ(ws.Git({"rev-parse", "arbor/ign"}).out, last->commit + "\n");
+  EXPECT_EQ(ws.Git({"status", "--porcelain"}).out, "");
 }
 
 // A pair end to end: `fast` (+50%) breaks the check unless `fix` (-3% alone) is on too. The

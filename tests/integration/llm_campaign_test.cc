@@ -244,5 +244,79 @@ TEST(IntegrationLlm, AgentActionsThroughTheFakeServer) {
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+// [llm] max_tokens is a hard cap (specialists/llm_budget.h): a request whose worst case (its
+// prompt's bytes, its answer's max_tokens) does not fit what is left is never sent. Each
+// answer reports 5,000 tokens against a budget of 12,000; one agent needs one round, the other
+// two (its first diff does not build). Checking the budget only before each dispatch, as Arbor
+// did, sends three requests (15,000 tokens); now what the server was asked for, and what the
+// campaign recorded, stay within 12,000, every request carries an answer cap within what was
+// left, and the refused task is skipped, not crashed.
+TEST(IntegrationLlm, TheTokenBudgetIsAHardCap) {
+  TempWorkspace ws;
+  WriteWorkTarget(&ws);
+  const nlohmann::json usage = {{"prompt_tokens", 4500}, {"completion_tokens", 500}};
+  nlohmann::json script = nlohmann::json::array();
+  script.push_back(Item("MARK-ONE", DiffAnswer(FactorDiff("a.c", "1"), "factor_a lowered")));
+  script.push_back(Item("MARK-TWO", DiffAnswer(FactorDiff("b.c", "undeclared_zq7b"), "")));
+  script.push_back(Item("undeclared_zq7b", DiffAnswer(FactorDiff("b.c", "1"), "factor_b fixed")));
+  for (auto& item : script) item["usage"] = usage;
+  FakeOpenAi server(ws, script);
+  ASSERT_FALSE(server.base_url().empty());
+  constexpr int64_t kBudget = 12000;
+  // A domain without a skill file: the prompt is the protocol and the task, ~5-8 KB.
+  std::string t = WorkTargetToml("budget");
+  t += LlmSpecialistToml("coder", server.base_url(), kKeyEnv,
+                         "timeout = \"20s\"\nretries = 0\nmax_rounds = 2");
+  t += "[llm]\nmax_tokens = " + std::to_string(kBudget) + "\n\n";
+  t += EnvActionToml("env.e", "WORK_E", "1", 1.5);
+  t += AgentActionToml("agent.one", "coder", "MARK-ONE: make factor_a in a.c return 1");
+  t += AgentActionToml("agent.two", "coder", "MARK-TWO: make factor_b in b.c return 1");
+  ws.Write("arbor.toml", t);
+  ws.CommitAll();
+
+  const std::string events = ws.aux() + "/events.jsonl";
+  ProcResult run =
+      ws.Arbor({"run", "arbor.toml", "--quiet", "--events", events}, {{kKeyEnv, kKey}}, 600);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<nlohmann::json> log = server.Requests();
+  ASSERT_GE(log.size(), 1u) << "no request fit the budget: the test would prove nothing";
+  int64_t asked = 0;  // what the server reported for the requests it received
+  for (const auto& r : log) {
+    const nlohmann::json& body = r["body"];
+    int64_t prompt_bytes = 0;
+    for (const auto& m : body["messages"]) {
+      prompt_bytes += static_cast<int64_t>(m["role"].get<std::string>().size() +
+                                           m["content"].get<std::string>().size());
+    }
+    ASSERT_TRUE(body.contains("max_tokens")) << "an answer without a cap: " << body.dump();
+    // Its worst case fitted what was left when it was sent.
+    EXPECT_LE(prompt_bytes + body["max_tokens"].get<int64_t>(), kBudget - asked) << r.dump();
+    ASSERT_TRUE(r["item"].is_number()) << "a request the script did not answer: " << r.dump();
+    const nlohmann::json& used = script[r["item"].get<size_t>()]["usage"];
+    asked += used["prompt_tokens"].get<int64_t>() + used["completion_tokens"].get<int64_t>();
+  }
+  EXPECT_LE(asked, kBudget);
+  EXPECT_LT(log.size(), 3u) << "the third request could not fit: it must not have been sent";
+  nlohmann::json status = ws.ArborJson({"status", "arbor.toml", "--json"});
+  const int64_t spent = status["llm"]["prompt_tokens"].get<int64_t>() +
+                        status["llm"]["completion_tokens"].get<int64_t>();
+  EXPECT_EQ(spent, asked) << status.dump();
+  EXPECT_LE(spent, kBudget);
+
+  // The task whose request was refused is skipped, saying why; LLM dispatch then stopped.
+  nlohmann::json tree = ws.ArborJson({"tree", "arbor.toml", "--format", "json"});
+  int refused = 0;
+  for (const auto& n : tree["nodes"]) {
+    const std::string diagnosis = n.value("diagnosis", "");
+    if (diagnosis.find("[llm] budget") == std::string::npos) continue;
+    ++refused;
+    EXPECT_EQ(n["outcome"], "skipped") << n.dump(2);
+    EXPECT_NE(diagnosis.find("not sent"), std::string::npos) << diagnosis;
+  }
+  EXPECT_EQ(refused, 1) << tree.dump(2);
+  EXPECT_NE(ReadFile(events).find("\"llm_budget\""), std::string::npos)
+      << "the campaign said the budget is spent";
+}
+
 }  // namespace
 }  // namespace arbor::integration

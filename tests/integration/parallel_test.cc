@@ -228,12 +228,18 @@ TEST(IntegrationParallel, KilledWhileAgentsWorkThenResumed) {
   int in_flight = 0;
   for (const auto& n : at_kill) in_flight += IsFinished(n.outcome) ? 0 : 1;
   EXPECT_GE(in_flight, 2) << Describe(at_kill);
-  // Known limitation: an agent outlives a kill -9 of the engine (PR_SET_PDEATHSIG is on the
-  // `sh -c` the runner starts, not on the script it forks) and may still write into its
-  // worktree, which the resumed run re-creates at the same path. Let the orphans finish first.
-  while (static_cast<int>(AgentRuns(ws).size()) < AgentStarts(ws) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The agents (scripts the runner's `sh -c` forked, out of reach of its PR_SET_PDEATHSIG) die
+  // with the engine too, through the watchdog, within seconds: none may go on writing into a
+  // worktree the resumed run re-creates. Each wrote aux/started-<node>-<pid>.
+  for (const auto& entry : fs::directory_iterator(ws.aux())) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("started-", 0) != 0) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name.substr(name.rfind('-') + 1)));
+    for (int i = 0; i < 200 && ProcessAlive(pid); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_FALSE(ProcessAlive(pid)) << "agent " << name << " outlived the kill -9";
+    if (ProcessAlive(pid)) kill(pid, SIGKILL);
   }
   ResumeAndCheck(ws, at_kill);
 }

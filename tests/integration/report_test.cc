@@ -171,6 +171,21 @@ TEST(IntegrationReport, ReportAndDashboardOfTheToyCampaign) {
   HttpReply page = Http(port, "GET", "/api/tree?offset=1&limit=2");
   EXPECT_EQ(nlohmann::json::parse(page.body)["nodes"].size(), 2u);
   EXPECT_EQ(Http(port, "GET", "/api/node/1").status, 200);
+  // A crashed node (the toy has two, a segfault each) carries its failed run: the signal, the
+  // tails and the logs' paths.
+  size_t crashed = 0;
+  const nlohmann::json tree_json = nlohmann::json::parse(tree.body);  // outlives the loop
+  for (const auto& n : tree_json["nodes"]) {
+    if (n.value("outcome", "") != "crashed") continue;
+    ++crashed;
+    HttpReply detail = Http(port, "GET", "/api/node/" + std::to_string(n.value("id", 0)));
+    ASSERT_EQ(detail.status, 200);
+    nlohmann::json failed = nlohmann::json::parse(detail.body)["failed_run"];
+    ASSERT_TRUE(failed.is_object()) << detail.body;
+    EXPECT_EQ(failed.value("exit", ""), "signaled") << failed.dump();
+    EXPECT_TRUE(std::filesystem::exists(failed["stdout"].value("path", ""))) << failed.dump();
+  }
+  EXPECT_GE(crashed, 1u) << tree.body;
   EXPECT_EQ(Http(port, "GET", "/api/curve").status, 200);
   EXPECT_EQ(Http(port, "POST", "/api/status").status, 405) << "read-only";
   EXPECT_EQ(Http(port, "GET", "/api/status", "Host: attacker.example\r\n").status, 403)

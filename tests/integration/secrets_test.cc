@@ -1,12 +1,14 @@
-// Secrets end to end (docs/secrets.md): a campaign with LLM specialists whose API key and a
+// Secrets end to end (docs/secrets.md). First, a campaign with LLM specialists whose API key and a
 // second [secrets] variable are canaries. The target's commands print both canaries plainly,
 // base64, hex, URL-encoded and inside JSON, on stdout and stderr; the fake model echoes them
 // in its reports, an HTTP error and a proposal. Afterwards no form of either may appear in
 // anything Arbor keeps or shows: the state folder (SQLite db and WAL, runs/ logs), the
 // knowledge base, the HTML report, `arbor kb export`, tree/status/show output, every recorded
 // prompt, the events file, git history, and the request bodies the model server received.
-// The key must still have reached the server, in the Authorization header only.
+// The key must still have reached the server, in the Authorization header only. Second, a
+// coding-agent CLI that prints its key and a [secrets] value into every file it writes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <chrono>
@@ -244,6 +246,92 @@ TEST(IntegrationSecrets, NoFormOfASecretSurvivesACampaign) {
   EXPECT_EQ(sources.Leaks(kToken), "") << "the token leaked into:\n" << sources.Leaks(kToken);
   std::fprintf(stderr, "secrets campaign: %zu sources, %.1f s\n", sources.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// A coding agent (backend = "command") that prints its API key and a [secrets] value on stdout
+// and stderr, writes them into its report, into a note beside it and into its proposals: no
+// file under .arbor/ (the agent's runs/n<id>/agent/ and runs/propose/ folders included), no
+// byte of the knowledge base or of the report, and no commit may hold either; the redactions
+// show that the output was scrubbed, not lost.
+TEST(IntegrationSecrets, ACodingAgentsOutputLeavesNoSecretInAnyFileArborWrites) {
+  constexpr const char* kAgentKeyEnv = "IT_AGENT_KEY";
+  constexpr const char* kAgentKey = "sk-agent-canary-7f3a9b";
+  constexpr const char* kAgentTokenEnv = "IT_AGENT_TOKEN";
+  constexpr const char* kAgentToken = "tok-agent-canary-5e6d4c";
+  TempWorkspace ws;
+  const std::string agent = ws.aux() + "/agent.sh";
+  WriteFile(agent, std::string("#!/bin/sh\ncat > /dev/null\ntok='") + kAgentToken + "'\n" +
+                       R"(echo "working with key $IT_AGENT_KEY and token $tok"
+echo "debug: key=$IT_AGENT_KEY token=$tok" >&2
+echo "notes: $IT_AGENT_KEY $tok" > "$(dirname "$ARBOR_RESULT")/notes.txt"
+if [ "$ARBOR_MODE" = propose ]; then
+  cat > "$ARBOR_RESULT" <<EOF
+{"summary": "proposing with $IT_AGENT_KEY",
+ "proposals": [{"id": "sys.k", "layer": "system", "category": "k", "describe": "uses $tok",
+                "speedup": 1.2, "apply": {"env": {"K": "1"}}}]}
+EOF
+  exit 0
+fi
+echo 200 > speed
+cat > "$ARBOR_RESULT" <<EOF
+{"summary": "doubled the speed; key $IT_AGENT_KEY", "findings": ["token $tok works"],
+ "questions": ["rotate $IT_AGENT_KEY?"], "confidence": 0.5}
+EOF
+)");
+  ASSERT_EQ(chmod(agent.c_str(), 0755), 0);
+  ws.Write("speed", "100\n");
+  ws.Write("arbor.toml",
+           std::string(
+               "[campaign]\nname = \"agentsec\"\nseed = 1\n\n"
+               "[target]\nbuild = \"true\"\n"
+               "bench = '''printf '{\"v\": %s}\\n' $(($(cat speed) + ARBOR_REPETITION % 3))'''\n\n"
+               "[metric]\nsource = \"json:v\"\nrepetitions = 2\n\n"
+               "[search]\nmax_nodes = 3\n\n[critic]\nmin_effect = 0.05\n\n"
+               "[specialists.kernel]\nbackend = \"command\"\ncommand = \"") +
+               agent + "\"\napi_key_env = \"" + kAgentKeyEnv + "\"\npropose = true\n\n" +
+               "[secrets]\nenv = [\"" + kAgentTokenEnv + "\"]\n\n" +
+               "[[action]]\nid = \"kernel.fast\"\nlayer = \"kernel\"\ncategory = \"fast\"\n"
+               "speedup = 2.0\napply = { agent = \"kernel\", goal = \"make it fast\" }\n");
+  ws.CommitAll();
+  const EnvMap env = {{kAgentKeyEnv, kAgentKey}, {kAgentTokenEnv, kAgentToken}};
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, env, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string report = ws.aux() + "/report.html";
+  ProcResult html = ws.Arbor({"report", "arbor.toml", "--out", report}, env);
+  ASSERT_EQ(html.exit_code, 0) << html.Describe();
+
+  Sources sources;
+  sources.AddTree(ws.repo() + "/.arbor");
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    sources.Add(std::string("kb.db") + suffix, ReadFile(ws.root() + "/kb.db" + suffix));
+  }
+  sources.Add("report.html", ReadFile(report));
+  sources.Add("git log", ws.Git({"log", "--all", "-p", "--format=%H %s%n%b"}).out);
+  // The agent ran in both modes and left its files where the test looks.
+  bool implement = false;
+  bool propose = false;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(ws.repo() + "/.arbor/agentsec/runs", ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename() != "notes.txt") continue;
+    const std::string path = it->path().string();
+    implement = implement || path.find("/agent/notes.txt") != std::string::npos;
+    propose = propose || path.find("/propose/") != std::string::npos;
+  }
+  EXPECT_TRUE(implement) << "no runs/n<id>/agent/ folder with the agent's files";
+  EXPECT_TRUE(propose) << "no runs/propose/ folder with the agent's files";
+  nlohmann::json tree = ws.ArborJson({"tree", "arbor.toml", "--format", "json"});
+  std::map<std::string, std::string> outcomes;
+  for (const auto& n : tree["nodes"]) outcomes[n["action"]] = n["outcome"];
+  EXPECT_EQ(outcomes["kernel.fast"], "kept") << tree.dump(2);
+  EXPECT_TRUE(outcomes.count("sys.k")) << "the proposal was not taken: " << tree.dump(2);
+
+  EXPECT_TRUE(sources.AnyContains(std::string("[redacted:") + kAgentKeyEnv + "]"));
+  EXPECT_TRUE(sources.AnyContains(std::string("[redacted:") + kAgentTokenEnv + "]"));
+  EXPECT_EQ(sources.Leaks(kAgentKey), "") << "the agent's key leaked into:\n"
+                                          << sources.Leaks(kAgentKey);
+  EXPECT_EQ(sources.Leaks(kAgentToken), "") << "the [secrets] value leaked into:\n"
+                                            << sources.Leaks(kAgentToken);
 }
 
 }  // namespace

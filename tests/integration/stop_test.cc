@@ -68,9 +68,6 @@ TEST(IntegrationStop, StopsAfterTheCurrentStepAndTheCampaignContinuesToTheSameAn
   ExpectToyOutcomes(*ws, nodes);
 }
 
-// A step that outlasts --timeout: a second SIGTERM makes the run leave at once, killing the
-// step's processes first (nothing Arbor started outlives it), and `arbor run` replays the step
-// and reaches the answer of an uninterrupted run.
 // A kill -9 of Arbor in the middle of a benchmark: the benchmark's shell dies with it
 // (PR_SET_PDEATHSIG), and so, through the watchdog, do its children — one still a child of the
 // shell, one an orphan Arbor had adopted — within a few seconds, before any next run.
@@ -107,6 +104,9 @@ TEST(IntegrationStop, AKill9OfArborTakesWhatItsCommandsStartedWithIt) {
   }
 }
 
+// A step that outlasts --timeout: a second SIGTERM makes the run leave at once, killing the
+// step's processes first (nothing Arbor started outlives it), and `arbor run` replays the step
+// and reaches the answer of an uninterrupted run.
 TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
   auto write = [](TempWorkspace* ws, const std::string& marker) {
     // The hanging benchmark's own child records its pid next to the marker.
@@ -163,6 +163,63 @@ TEST(IntegrationStop, AStepOutlastingTheTimeoutIsLeftAtOnceAndReplayed) {
     EXPECT_EQ(nodes[i].outcome, expected[i].outcome) << nodes[i].Key();
   }
   EXPECT_EQ(FindKey(nodes, "app.fast")->outcome, "kept") << DescribeTree(nodes);
+}
+
+// Two SIGTERMs in the middle of a benchmark that leaves a tree behind: a child in its process
+// group that ignores SIGTERM, and a daemon that double-forked into a session of its own and
+// ignores SIGTERM too. The first signal waits for the step (which never ends); the second
+// leaves at once, and nothing of that tree may be left once `arbor` has exited: the daemon,
+// out of every group and session Arbor tracks, is reached as the adopted child it is. The
+// campaign then resumes to its end.
+TEST(IntegrationStop, ASecondSigtermMidBenchLeavesNothingOfItsTreeBehind) {
+  TempWorkspace ws;
+  const std::string mark = ws.aux() + "/hung";
+  ws.Write("bench.sh",
+           "if [ -n \"$FAST\" ] && [ ! -e '" + mark +
+               "' ]; then\n"
+               "  (setsid sh -c 'trap \"\" TERM; echo $$ > \"$0\"; exec sleep 3601.5' '" +
+               mark +
+               ".daemon' &)\n"
+               "  trap '' TERM\n"
+               "  sleep 3602.5 & echo $! > '" +
+               mark +
+               ".child'\n"
+               "  while [ ! -s '" +
+               mark +
+               ".daemon' ]; do sleep 0.05; done\n"
+               "  touch '" +
+               mark +
+               "'; wait\n"
+               "fi\n"
+               "v=$((100 + ARBOR_REPETITION % 3)); [ -n \"$FAST\" ] && v=$((v*2))\n"
+               "echo \"{\\\"v\\\": $v}\"\n");
+  ws.Write("arbor.toml",
+           "[campaign]\nname = \"tt\"\nseed = 1\n"
+           "[target]\nbuild = \"true\"\nbench = \"sh bench.sh\"\ntimeout = \"10m\"\n"
+           "[metric]\nsource = \"json:v\"\nrepetitions = 3\n[search]\nmax_nodes = 2\n"
+           "[critic]\nmin_effect = 0.1\n"
+           "[[action]]\nid = \"app.fast\"\nlayer = \"application\"\ncategory = \"algo\"\n"
+           "speedup = 2.0\napply = { env = { FAST = \"1\" } }\n");
+  ws.CommitAll();
+  auto run = ws.StartArbor({"run", "arbor.toml", "--quiet"});
+  for (int i = 0; i < 3000 && access(mark.c_str(), F_OK) != 0; ++i) usleep(100 * 1000);
+  ASSERT_EQ(access(mark.c_str(), F_OK), 0) << "the hanging benchmark never started";
+  run->Signal(SIGTERM);
+  usleep(500 * 1000);
+  EXPECT_TRUE(Alive(run->pid())) << "the first signal must wait for the step";
+  run->Signal(SIGTERM);
+  EXPECT_EQ(run->Wait(60).exit_code, 130);
+  for (const char* which : {".child", ".daemon"}) {
+    const std::string text = ReadFile(mark + which);
+    ASSERT_FALSE(text.empty()) << "the benchmark wrote no pid for " << which;
+    const pid_t pid = static_cast<pid_t>(std::stol(text));
+    for (int i = 0; i < 100 && Alive(pid); ++i) usleep(50 * 1000);
+    EXPECT_FALSE(Alive(pid)) << "the benchmark's " << which << " " << pid << " outlived arbor";
+    if (Alive(pid)) kill(pid, SIGKILL);
+  }
+  ProcResult resumed = ws.Arbor({"run", "arbor.toml", "--quiet"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_EQ(FindKey(LoadTree(ws), "app.fast")->outcome, "kept");
 }
 
 }  // namespace

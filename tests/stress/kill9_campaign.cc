@@ -1,8 +1,12 @@
 #include "kill9_campaign.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "../integration/agent_campaign.h"
@@ -131,14 +135,49 @@ void CheckNoWorktrees(const TempWorkspace& ws, CampaignKind kind, std::vector<st
   }
 }
 
-void WaitForOrphanAgents(const TempWorkspace& ws, CampaignKind kind, double timeout_s) {
-  if (kind != CampaignKind::kParallel) return;
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  while (static_cast<int>(integration::AgentRuns(ws).size()) < integration::AgentStarts(ws) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+namespace {
+
+// The live processes (zombies are dead) of `ws`, but this one: pid -> command line.
+std::map<pid_t, std::string> CampaignProcesses(const TempWorkspace& ws) {
+  std::map<pid_t, std::string> found;
+  const std::string root = fs::weakly_canonical(ws.root()).string();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == getpid() || !integration::ProcessAlive(pid)) continue;
+    std::error_code cwd_ec;
+    const std::string cwd = fs::read_symlink(entry.path() / "cwd", cwd_ec).string();
+    bool ours = !cwd_ec && (cwd == root || cwd.rfind(root + "/", 0) == 0);
+    if (!ours) {
+      const std::string environ = integration::ReadFile(entry.path().string() + "/environ");
+      ours = environ.find(root + "/") != std::string::npos;
+    }
+    if (!ours) continue;
+    std::string cmdline = integration::ReadFile(entry.path().string() + "/cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    found[pid] = cmdline;
   }
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> Orphans(const TempWorkspace& ws, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  std::map<pid_t, std::string> left = CampaignProcesses(ws);
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    left = CampaignProcesses(ws);
+  }
+  std::vector<std::string> out;
+  for (const auto& [pid, cmdline] : left) {
+    kill(pid, SIGKILL);
+    out.push_back(std::to_string(pid) + " " + cmdline);
+  }
+  return out;
 }
 
 }  // namespace arbor::stress

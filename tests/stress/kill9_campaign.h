@@ -44,8 +44,12 @@ void CheckGit(const integration::TempWorkspace& ws, CampaignKind kind, const Sto
 void CheckNoWorktrees(const integration::TempWorkspace& ws, CampaignKind kind,
                       std::vector<std::string>* out);
 
-// Agents of a killed engine outlive it (a known limitation, tests/integration/parallel_test.cc):
-// waits, up to `timeout_s`, until every agent run that started has finished.
-void WaitForOrphanAgents(const integration::TempWorkspace& ws, CampaignKind kind, double timeout_s);
+// What the campaign in `ws` started that outlived a killed `arbor` (reaped already): every
+// process but this one whose working directory lies under the workspace's root or whose
+// environment names it (target commands and agents get ARBOR_WORKTREE, arbor itself and its
+// watchdog ARBOR_KB there). The watchdog kills the killed engine's commands within about two
+// seconds, so this waits up to `timeout_s` for them to go; what is still alive then is an
+// orphan: returned ("pid cmdline" each) and killed, so that the next run starts clean.
+std::vector<std::string> Orphans(const integration::TempWorkspace& ws, double timeout_s);
 
 }  // namespace arbor::stress

@@ -9,8 +9,10 @@
 // at a store write (ARBOR_CRASH_AT, cycled over event kinds: dispatch, build, check,
 // measurement, keep, re-profile, verdicts). Each kill is followed by a resume (`arbor run` or
 // `arbor resume`, alternately). After every kill the store and the branch are checked
-// (kill9_store.h, kill9_campaign.h); at each campaign's end also the worktrees and the final
-// tree, which must equal the reference run's. With --parallel every second campaign runs
+// (kill9_store.h, kill9_campaign.h), and the campaign's processes are counted: none may outlive
+// the killed engine by more than a few seconds (an orphan is a violation); at each campaign's
+// end also the worktrees, the processes and the final tree, which must equal the reference
+// run's. With --parallel every second campaign runs
 // `[search] parallel = 2`. Prints a summary; exits 1 if anything was violated. SIGINT/SIGTERM
 // stops the kills: the campaign at work finishes and is checked, then the summary is printed.
 #include <gtest/gtest.h>
@@ -23,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -54,6 +57,8 @@ struct Stats {
   int at_store_write = 0;
   int points_tried = 0;  // ARBOR_CRASH_AT runs, fired or not: the index into kPoints
   int resumes = 0;
+  int orphan_checks = 0;  // kills and finishes after which the campaign's processes were counted
+  int orphans = 0;        // processes of a campaign alive 10 s after its arbor was gone
   int campaigns = 0;
   int finished = 0;
   std::map<std::string, int> by_phase;
@@ -61,6 +66,9 @@ struct Stats {
   std::map<std::string, int> by_kind;
   std::vector<std::string> violations;
 };
+
+// How long a killed engine's processes may take to die: the watchdog kills for up to 2 s.
+constexpr double kOrphanWaitS = 10;
 
 // Store writes to die at, cycled; n (the n-th such event of the process) is 1 or 2.
 const std::vector<std::string> kPoints = {
@@ -113,6 +121,24 @@ std::vector<std::string> CheckAll(const TempWorkspace& ws, CampaignKind kind,
   CheckPreserved(prev, now, &found);
   CheckGit(ws, kind, now, &found);
   return found;
+}
+
+// The orphan check must see what it exists for: a process left working in a campaign's folder
+// (a stand-in for a command a killed engine left) is found, reported and killed.
+void CheckTheOrphanCheck(Stats* stats) {
+  TempWorkspace ws;
+  auto left = std::make_unique<integration::Process>(
+      std::vector<std::string>{"/bin/sleep", "3607.5"}, ws.root(), integration::EnvMap{});
+  const std::string cmdline = "/proc/" + std::to_string(left->pid()) + "/cmdline";
+  for (int i = 0; i < 200 && integration::ReadFile(cmdline).find("3607.5") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until it has exec'ed
+  }
+  std::vector<std::string> found = Orphans(ws, 0.2);
+  if (found.size() != 1 || found[0].find("3607.5") == std::string::npos) {
+    Violation(stats, "self-check", {"the orphan check missed a process left in the folder"});
+  }
+  left->Wait(10);
 }
 
 // The uninterrupted run: its tree is what every killed campaign must end with.
@@ -185,7 +211,13 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
       ++(at_write_fired ? stats->at_store_write : stats->external);
       if (at_write_fired) ++stats->by_point[how.substr(3, how.rfind(':') - 3)];
       ++stats->by_kind[KindName(kind)];
-      WaitForOrphanAgents(*ws, kind, 60);
+      // Nothing the killed engine started may outlive it (the watchdog's promise), and no
+      // agent may still write into a worktree the resume recreates.
+      std::vector<std::string> orphans = Orphans(*ws, kOrphanWaitS);
+      ++stats->orphan_checks;
+      stats->orphans += static_cast<int>(orphans.size());
+      for (std::string& o : orphans) o = "orphan process after the kill: " + o;
+      Violation(stats, where, orphans);
       StoreSnapshot now = ReadStore(db);
       std::string phase = Phase(now, kind);
       ++stats->by_phase[phase];
@@ -211,6 +243,11 @@ void Campaign(CampaignKind kind, const std::string& reference, const Options& op
     StoreSnapshot now = ReadStore(db);
     std::vector<std::string> found = CheckAll(*ws, kind, prev, now);
     CheckNoWorktrees(*ws, kind, &found);
+    ++stats->orphan_checks;
+    for (const std::string& o : Orphans(*ws, kOrphanWaitS)) {
+      ++stats->orphans;
+      found.push_back("orphan process after the finish: " + o);
+    }
     if (now.state != "finished") found.push_back("state " + now.state + " after the run");
     for (const auto& n : now.nodes) {
       // A re-queued move waiting when the budget ran out was never dispatched (seq 0): the
@@ -247,6 +284,8 @@ void PrintSummary(const Stats& s, double secs) {
   for (const auto& [phase, n] : s.by_phase) std::printf("  %5d  %s\n", n, phase.c_str());
   std::printf("kills at a store write, by point:\n");
   for (const auto& [point, n] : s.by_point) std::printf("  %5d  %s\n", n, point.c_str());
+  std::printf("orphans: %d processes left, counted after %d kills and finishes\n", s.orphans,
+              s.orphan_checks);
   std::printf("violations: %zu\n", s.violations.size());
   for (const auto& v : s.violations) std::printf("  %s\n", v.c_str());
   std::printf("wall time: %.0f s\n", secs);
@@ -299,6 +338,7 @@ int main(int argc, char** argv) {
   if (opt.per_campaign == 0) opt.per_campaign = std::max(10, opt.kills / 25);
   Seconds();
   Stats stats;
+  CheckTheOrphanCheck(&stats);
   std::mt19937_64 rng(opt.seed);
   std::map<CampaignKind, std::string> reference;
   reference[CampaignKind::kToy] = Reference(CampaignKind::kToy, opt, &stats);

@@ -4,6 +4,7 @@
 //   tinyserve --check          replay the stored reference; exit 0 iff accurate
 //   tinyserve --profile        like --bench, then Arbor's profile JSON (component shares)
 //   tinyserve --gen-reference  write reference.txt (baseline build, default knobs only)
+//   tinyserve --serve --port P [--daemon]   the engine behind HTTP on 127.0.0.1 (serving.h)
 // Options: --reference FILE, --requests N (bench/profile workload size), --min-time SECONDS.
 // Knobs are TS_* environment variables (knobs.h); see README.md.
 #include <dlfcn.h>
@@ -26,6 +27,7 @@
 #include "profiler.h"
 #include "reference.h"
 #include "server.h"
+#include "serving.h"
 #include "thread_pool.h"
 
 #ifndef TS_REFERENCE_FILE
@@ -45,19 +47,22 @@ constexpr double kPassFraction = 0.95;
 // Profile components below this share are folded into "other" (perf --percent-limit).
 constexpr double kFoldShare = 0.03;
 
-enum class Mode { kBench, kCheck, kProfile, kGenReference };
+enum class Mode { kBench, kCheck, kProfile, kGenReference, kServe };
 
 struct Options {
   Mode mode = Mode::kBench;
   std::string reference = TS_REFERENCE_FILE;
   int requests = kBenchRequests;
   double min_time = 0.5;
+  int port = 0;         // --serve
+  bool daemon = false;  // --serve --daemon
 };
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "tinyserve: %s\nusage: tinyserve --bench|--check|--profile|--gen-reference "
-               "[--reference FILE] [--requests N] [--min-time SECONDS]\n",
+               "[--reference FILE] [--requests N] [--min-time SECONDS] | --serve --port P "
+               "[--daemon]\n",
                why);
   std::exit(2);
 }
@@ -80,6 +85,14 @@ Options ParseArgs(int argc, char** argv) {
       m = Mode::kProfile;
     } else if (a == "--gen-reference") {
       m = Mode::kGenReference;
+    } else if (a == "--serve") {
+      m = Mode::kServe;
+    } else if (a == "--port") {
+      o.port = std::atoi(value().c_str());
+      continue;
+    } else if (a == "--daemon") {
+      o.daemon = true;
+      continue;
     } else if (a == "--reference") {
       o.reference = value();
       continue;
@@ -97,6 +110,7 @@ Options ParseArgs(int argc, char** argv) {
     mode_seen = true;
   }
   if (!mode_seen) Usage("no mode given");
+  if (o.mode == Mode::kServe && o.port <= 0) Usage("--serve needs --port P");
   return o;
 }
 
@@ -265,6 +279,8 @@ int Main(int argc, char** argv) {
 
   std::string error;
   switch (opt.mode) {
+    case Mode::kServe:
+      return ServeHttp(&server, workload, opt.port, opt.daemon);
     case Mode::kGenReference: {
       if (!knobs.IsDefault()) Usage("--gen-reference needs the default knobs (no TS_* set)");
       PassOptions po;
