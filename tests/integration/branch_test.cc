@@ -48,7 +48,7 @@ TEST(IntegrationBranches, APairOpensUnderItsSideAndMovesTheMainLineWhenKept) {
   const TreeNode* fix = nullptr;
   const TreeNode* branch = nullptr;
   for (const TreeNode& n : nodes) {
-    if (n.action == "fix-f" && !n.branch && n.with.empty()) fix = &n;
+    if (n.action == "fix-f" && !n.branch && n.with.empty() && !n.drop) fix = &n;
     if (n.action == "fast-x" && n.branch && n.outcome == "kept") branch = &n;
   }
   ASSERT_NE(fix, nullptr) << DescribeTree(nodes);
@@ -71,8 +71,8 @@ TEST(IntegrationBranches, APairOpensUnderItsSideAndMovesTheMainLineWhenKept) {
   // The campaign branch holds the branch's state: both variables.
   ProcResult env = ws.Git({"show", "arbor/branch:arbor-best.env"});
   ASSERT_EQ(env.exit_code, 0) << env.Describe();
-  EXPECT_NE(env.out.find("X=1"), std::string::npos) << env.out;
-  EXPECT_NE(env.out.find("F=1"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("X='1'"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("F='1'"), std::string::npos) << env.out;
 
   // Where the branch started and why, in every view.
   ProcResult ascii = ws.Arbor({"tree"});
@@ -110,8 +110,8 @@ TEST(IntegrationBranches, WithoutBranchesThePairIsOneNodeUnderTheIncumbent) {
   EXPECT_EQ(pair->outcome, "kept");
   for (const TreeNode& n : nodes) EXPECT_FALSE(n.branch) << DescribeTree(nodes);
   ProcResult env = ws.Git({"show", "arbor/branch:arbor-best.env"});
-  EXPECT_NE(env.out.find("X=1"), std::string::npos) << env.out;
-  EXPECT_NE(env.out.find("F=1"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("X='1'"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("F='1'"), std::string::npos) << env.out;
 }
 
 }  // namespace
