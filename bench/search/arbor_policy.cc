@@ -119,6 +119,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
   if (!v.ucb) spec.search.explore = 0;
   spec.search.revisit = v.revisit;
   spec.search.pairs = v.pairs;
+  spec.search.branches = v.branches;
   spec.critic.recheck = v.recheck;
   spec.search.formula = v.formula;
   Evaluator ev(l, seed);
@@ -142,7 +143,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
 }  // namespace
 
 std::vector<ArborVariant> ArborVariants() {
-  std::vector<ArborVariant> out(10);
+  std::vector<ArborVariant> out(11);
   out[0].name = "arbor";
   out[1].name = "arbor-no-critic";
   out[1].critic = false;
@@ -162,6 +163,8 @@ std::vector<ArborVariant> ArborVariants() {
   out[8].warm_kb = true;
   out[9].name = "arbor-no-pairs";
   out[9].pairs = false;
+  out[10].name = "arbor-hillclimb";
+  out[10].branches = false;
   return out;
 }
 
@@ -198,14 +201,19 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
     std::string text;
     Appendf(&text, "%s %s seed %llu: %s\n", v_.name.c_str(), l.name.c_str(),
             static_cast<unsigned long long>(seed), c.store.LoadMeta().value()->stop_reason.c_str());
+    Tree tree;
+    for (const auto& [id, n] : c.store.nodes) tree.Upsert(n);
     for (const Node* n : done) {
       const std::optional<Move> move = MoveOf(*n);
-      const std::optional<std::string> with = CompanionKey(*n);
-      Appendf(&text, "  #%ld %-32s %-8s true %.1f  [%s%s%s] %s\n", static_cast<long>(n->id),
+      // A branch node names the node it builds on; a flat pair its companion.
+      const std::string with = tree.IsBranch(*n)  ? " on #" + std::to_string(n->parent)
+                               : CompanionKey(*n) ? " with " + *CompanionKey(*n)
+                                                  : "";
+      Appendf(&text, "  #%ld %-32s %-8s true %.1f  [%s%s] %s\n", static_cast<long>(n->id),
               n->CandidateKey().c_str(), std::string(OutcomeName(n->outcome)).c_str(),
               l.TrueValue(l.ConfigFromEnv(n->overlay)),
-              move ? std::string(MoveName(*move)).c_str() : "new", with ? " with " : "",
-              with ? with->c_str() : "", n->diagnosis.c_str());
+              move ? std::string(MoveName(*move)).c_str() : "new", with.c_str(),
+              n->diagnosis.c_str());
     }
     // Where the gap to the optimum comes from: each choice of the optimum the final state
     // lacks, with every node that tried that action and how it ended.

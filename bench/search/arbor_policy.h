@@ -20,6 +20,7 @@ struct ArborVariant {
   bool ucb = true;          // false: exploration constant C = 0
   bool revisit = true;      // false: stop as soon as every candidate was tried once
   bool pairs = true;        // false: no pairs of candidates when the single moves are spent
+  bool branches = true;     // false: every node a child of the incumbent (arbor-hillclimb)
   bool recheck = true;      // false: a failed check is always the candidate's fault
   Formula formula = Formula::kPaper;
   bool warm_kb = false;  // a knowledge base filled by one earlier campaign on the same landscape

@@ -176,9 +176,10 @@ TEST(SearchPolicies, WithoutConstraintsTheEngineRunsEveryCrashingValue) {
 TEST(SearchPolicies, EveryVariantHasItsOwnName) {
   std::set<std::string> names;
   for (const auto& v : ArborVariants()) names.insert(v.name);
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 11u);
   EXPECT_TRUE(names.count("arbor-warm-kb"));
   EXPECT_TRUE(names.count("arbor-no-pairs"));
+  EXPECT_TRUE(names.count("arbor-hillclimb"));
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ void PrintGenerated(const Options& o, const std::vector<Truth>& truths, size_t f
     if (!stops.empty()) std::printf("\n## Stop reasons, budget %d\n%s", b, stops.c_str());
   }
   std::string criteria = Criteria(aggregates, "arbor");
-  if (!criteria.empty()) std::printf("\n## Acceptance (issue 24)\n%s", criteria.c_str());
+  if (!criteria.empty()) std::printf("\n## Acceptance\n%s", criteria.c_str());
 }
 
 std::vector<std::string> LandscapeFiles(const std::vector<std::string>& paths) {

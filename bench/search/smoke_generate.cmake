@@ -27,7 +27,7 @@ if(NOT n_runs EQUAL want OR NOT n_summary EQUAL want OR NOT n_written EQUAL N)
                       "landscape files, got ${n_runs}, ${n_summary} and ${n_written}")
 endif()
 foreach(section "# Generated landscapes: ${N} " "## Budget 30\n" "## Median gain by feature, budget 30"
-                "## Acceptance \\(issue 24\\)")
+                "## Acceptance")
   if(NOT out MATCHES "${section}")
     message(FATAL_ERROR "no section '${section}'")
   endif()

@@ -227,7 +227,7 @@ Status ReadSearch(const Section& root, SearchSpec* search) {
   if (table == nullptr) return {};
   Section s(root.file(), *table, "search", "in [search]");
   ARBOR_TRY(s.CheckKeys({"max_nodes", "max_time", "formula", "explore", "plateau", "parallel",
-                         "min_gain", "reprofile", "revisit", "pairs", "plateau_stop"}));
+                         "min_gain", "reprofile", "revisit", "pairs", "branches", "plateau_stop"}));
   ARBOR_TRY(s.ReadInt("max_nodes", 1, kMaxInt, &search->max_nodes));
   ARBOR_TRY(s.ReadDuration("max_time", Zero::kRejected, &search->max_time_s));
   if (const toml::node* node = s.Get("formula")) {
@@ -245,6 +245,7 @@ Status ReadSearch(const Section& root, SearchSpec* search) {
   ARBOR_TRY(s.ReadBool("reprofile", &search->reprofile));
   ARBOR_TRY(s.ReadBool("revisit", &search->revisit));
   ARBOR_TRY(s.ReadBool("pairs", &search->pairs));
+  ARBOR_TRY(s.ReadBool("branches", &search->branches));
   return s.ReadNumber("min_gain", NumberRule::kNonNegative, &search->min_gain);
 }
 

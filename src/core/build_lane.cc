@@ -39,8 +39,7 @@ Status Orchestrator::AwaitLane(NodeId id) {
   return {};
 }
 
-Status Orchestrator::BuildInLane(Node* node, bool* failed) {
-  *failed = false;
+Result<bool> Orchestrator::BuildInLane(Node* node) {
   auto it = lanes_.find(node->id);
   if (it == lanes_.end() || it->second->commit != node->commit) {
     ARBOR_TRY(PrepareWorktree(*node));
@@ -53,7 +52,7 @@ Status Orchestrator::BuildInLane(Node* node, bool* failed) {
   job_target_->Note(lane.build_ctx, lane.build);
   StepResult r = lane.build;  // a copy: a failed build's lane is dropped before it is recorded
   if (!r.ok()) lanes_.erase(node->id);
-  return RecordBuild(node, r, failed);
+  return RecordBuild(node, r);
 }
 
 std::optional<Measurement> Orchestrator::TakeLaneCheck(const Node& node) {

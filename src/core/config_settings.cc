@@ -184,6 +184,7 @@ void AddSearchAndCritic(Writer& w, const SearchSpec& s, const CriticSpec& c) {
   w.Bool("search.reprofile", s.reprofile);
   w.Bool("search.revisit", s.revisit);
   w.Bool("search.pairs", s.pairs);
+  w.Bool("search.branches", s.branches);
   w.Num("critic.min_effect", c.min_effect);
   w.Num("critic.alpha", c.alpha);
   w.Num("critic.max_cv", c.max_cv);

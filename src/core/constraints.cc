@@ -145,7 +145,7 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
       Constraint c = base;
       c.kind = ConstraintKind::kForbidAction;
       c.scope = ConstraintScope::kSubtree;
-      c.scope_node = n.parent;
+      c.scope_node = tree.IsBranch(n) ? tree.BaseOf(n.id) : n.parent;  // a branch: its base
       c.reason = why;
       out.push_back(c);
     }
@@ -154,7 +154,10 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
     // A pair (moves.h) that fails is one expected outcome of its hypothesis, not evidence
     // about the category: pairs neither publish nor count towards this.
     // Nor do drops (a drop runs without its change).
-    auto single = [](const Node& x) { return !CompanionKey(x) && !DroppedKey(x); };
+    // Nor do branch nodes (their state holds their branch's changes too).
+    auto single = [&tree](const Node& x) {
+      return !CompanionKey(x) && !DroppedKey(x) && !tree.IsBranch(x);
+    };
     if (n.critic.rca == "accuracy" && !n.category.empty() && single(n)) {
       int failures = 0;
       bool kept = false;

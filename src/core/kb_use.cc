@@ -80,7 +80,11 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
     }
     // An entry describes one candidate; a pair's result belongs to neither of its two alone,
     // and a drop's (its change taken out) to no candidate.
-    if (CompanionKey(*n) || DroppedKey(*n)) continue;
+    // Nor a branch node's (its state holds its branch's changes too); a node carried onto the
+    // main line by a branch was recorded alone when it finished.
+    if (CompanionKey(*n) || DroppedKey(*n) || tree_.IsBranch(*n) || HasFlag(*n, "carried")) {
+      continue;
+    }
     const ActionSpec* action = catalog_.FindAction(n->action_id);
     if (action == nullptr) continue;
     std::vector<const Node*> path;

@@ -17,13 +17,11 @@ namespace {
 
 std::string Percent(double f) { return (f >= 0 ? "+" : "") + FormatDouble(f * 100, 3) + "%"; }
 
-// A failure that says something about the state that ran: it exited non-zero or was killed.
-// A timeout, a spawn error, unreadable output or a run the executor lost can be the machine's.
+}  // namespace
+
 bool StateFailed(const StepResult& r) {
   return !r.infrastructure && (r.kind == ExitKind::kFailed || r.kind == ExitKind::kSignaled);
 }
-
-}  // namespace
 
 int Orchestrator::Repetitions() const {
   if (meta_.repetitions > 0) return static_cast<int>(meta_.repetitions);
@@ -87,35 +85,34 @@ Status Orchestrator::BenchSelf(Node* node) {
   return Save(*node, std::move(events));
 }
 
-Status Orchestrator::EnsureBaseBuilt(const Node& parent, bool* failed, Node* node) {
-  *failed = false;
-  if (base_node_ == parent.id) return {};
+Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
+  if (base_node_ == parent.id) return true;
   if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
   base_node_ = kNoNode;
   auto wt = ports_.workspace->Prepare(parent.id, parent.commit);
   if (!wt.ok()) return wt.error();
   StepResult r = ports_.target->Build(ContextAt(parent, *wt, "build-base"));
   if (!r.ok()) {
-    *failed = true;
     r.detail = "the incumbent #" + std::to_string(parent.id) + " no longer builds" +
                (r.detail.empty() ? "" : ": " + r.detail);
-    if (node == nullptr) return {};  // no node to finish: the caller decides
-    return FailStep(node, "infrastructure", r, Outcome::kCrashed);
+    // With no node to finish, the caller decides.
+    if (node != nullptr) ARBOR_TRY(FailStep(node, "infrastructure", r, Outcome::kCrashed));
+    return false;
   }
   base_node_ = parent.id;
   base_worktree_ = *wt;
-  return {};
+  return true;
 }
 
 Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& base_arm,
                                                const std::string& cand_arm, int reps_per_look,
                                                bool replication, Verdict* verdict) {
-  const Node& parent = *tree_.Find(node->parent);
-  bool failed = false;
-  ARBOR_TRY(EnsureBuilt(node, &failed));
-  if (failed) return false;
-  ARBOR_TRY(EnsureBaseBuilt(parent, &failed, node));
-  if (failed) return false;
+  // Judged against its base: its parent, or for a branch node the incumbent it branched under.
+  const Node& parent = *tree_.Find(tree_.BaseOf(node->id));
+  ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+  if (!built) return false;
+  ARBOR_TRY_ASSIGN(const bool base_built, EnsureBaseBuilt(parent, node));
+  if (!base_built) return false;
   auto all = SamplesOf(node->id);
   if (!all.ok()) return all.error();
   std::vector<Sample> base = SamplesOfArm(*all, base_arm);
@@ -213,7 +210,7 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   std::vector<Sample> cand = SamplesOfArm(*all, "cand");
   // An incumbent that now measures an order of magnitude off its kept value was an anomaly:
   // this verdict, and every one since it was kept, compared against a broken number.
-  const Node* parent = tree_.Find(node->parent);
+  const Node* parent = tree_.Find(tree_.BaseOf(node->id));  // what it is judged against
   const double base_now = Median(SampleValues(base));
   if (parent->id != kRootId && parent->outcome == Outcome::kKept && parent->metric &&
       DisagreesByOrders(*parent->metric, base_now)) {
@@ -291,9 +288,8 @@ Status Orchestrator::Confirm(Node* node) {
   {
     // Nothing is kept on one passing check: a check that fails some of the time passes once
     // often enough to ship a broken state (and a broken state can print a broken number).
-    bool failed = false;
-    ARBOR_TRY(EnsureBuilt(node, &failed));
-    if (failed) return {};
+    ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+    if (!built) return {};
     Measurement m =
         ports_.target->Check(Context(*node, anomaly ? "check-anomaly" : "check-confirm"));
     node->cost_s += m.step.duration_s;
@@ -326,7 +322,7 @@ Status Orchestrator::Confirm(Node* node) {
   if (!all.ok()) return all.error();
   const std::vector<Sample> base = SamplesOfArm(*all, "confirm-base");
   const std::vector<Sample> cand = SamplesOfArm(*all, "confirm-cand");
-  const Node* parent = tree_.Find(node->parent);
+  const Node* parent = tree_.Find(tree_.BaseOf(node->id));  // what it is judged against
   const double base_now = Median(SampleValues(base));
   if (parent->id != kRootId && parent->outcome == Outcome::kKept && parent->metric &&
       DisagreesByOrders(*parent->metric, base_now)) {
@@ -361,127 +357,6 @@ Status Orchestrator::Confirm(Node* node) {
   node->critic.ci_high = v.ci_high;
   node->critic.p_value = std::max(node->critic.p_value.value_or(0), v.p_value);
   return {};
-}
-
-}  // namespace arbor
-
-namespace arbor {
-
-Status Orchestrator::ConfirmFinal() {
-  NodeId best_id = tree_.Incumbent();
-  if (!critic_ || best_id == kRootId || best_id == kNoNode || meta_.final_node == best_id) {
-    return {};
-  }
-  Node best = *tree_.Find(best_id);
-  const Node& root = *tree_.Find(kRootId);
-  // The best node's worktree may be held as the A/B base (it was the incumbent): set up the
-  // baseline's worktree first, then the best node's own, so neither release undoes the other.
-  if (base_node_ != root.id) {
-    if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
-    if (base_node_ == prepared_node_) prepared_node_ = built_node_ = kNoNode;
-    base_node_ = kNoNode;
-    auto wt = ports_.workspace->Prepare(root.id, root.commit);
-    if (!wt.ok()) return wt.error();
-    StepResult r = ports_.target->Build(ContextAt(root, *wt, "build-final-base"));
-    if (!r.ok()) return {};
-    base_node_ = root.id;
-    base_worktree_ = *wt;
-  }
-  if (prepared_node_ != best.id || built_node_ != best.id) {
-    auto wt = ports_.workspace->Prepare(best.id, best.commit);
-    if (!wt.ok()) return wt.error();
-    worktree_ = *wt;
-    prepared_node_ = best.id;
-    StepResult r = ports_.target->Build(Context(best, "build-final"));
-    if (!r.ok()) return {};  // it built when it was kept; nothing to confirm now
-    built_node_ = best.id;
-  }
-  // The final validation: the state handed to the user must not fail its check now and then
-  // (a change failing a few checks in ten can pass the two it gets before its keep). A failure
-  // un-keeps the path down to a state that passes as often (recheck.cc), which is validated next.
-  if (spec_.critic.recheck) {
-    for (int i = 0; i < kCleanRuns; ++i) {
-      if (stop_requested_.load()) return {};
-      const std::string label = "check-final-" + std::to_string(i);
-      Measurement m = ports_.target->Check(Context(best, label));
-      if (m.step.kind == ExitKind::kSignaled) {
-        // As in StepCheck: a killed check runs once more before it is believed.
-        m = ports_.target->Check(Context(best, label + "-rerun"));
-      }
-      if (!StateFailed(m.step)) continue;
-      bool handled = false;
-      ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kCheck, m.step, nullptr, &handled));
-      if (handled) return ConfirmFinal();
-      break;  // the baseline fails as often: the environment's, not the path's
-    }
-  }
-  auto all = SamplesOf(best.id);
-  if (!all.ok()) return all.error();
-  std::vector<Sample> base = SamplesOfArm(*all, "final-base");
-  std::vector<Sample> cand = SamplesOfArm(*all, "final-cand");
-  int reps = Repetitions();
-  std::optional<MeasurementScope> scope;
-  if (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
-    scope.emplace(ports_.target, best.id);
-  }
-  while (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
-    if (stop_requested_.load()) return {};
-    int i = static_cast<int>(std::min(base.size(), cand.size()));
-    bool base_first = i % 2 == 0;
-    for (bool is_base : {base_first, !base_first}) {
-      auto& arm = is_base ? base : cand;
-      if (static_cast<int>(arm.size()) > i) continue;
-      const Node& who = is_base ? root : best;
-      RunContext ctx =
-          ContextAt(who, is_base ? base_worktree_ : worktree_,
-                    std::string(is_base ? "final-base-" : "final-cand-") + std::to_string(i));
-      ctx.node = best.id;
-      ctx.repetition = i;
-      Measurement m = ports_.target->Bench(ctx);
-      if (!is_base && StateFailed(m.step) && spec_.critic.recheck) {
-        // The best state's own run failed: it crashes now and then; hand over a clean one.
-        scope.reset();
-        bool handled = false;
-        ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kBench, m.step, nullptr, &handled));
-        if (handled) return ConfirmFinal();
-        scope.emplace(ports_.target, best.id);
-      }
-      if (!m.step.ok() || !m.value) {  // reported without an interval, and said so
-        meta_.final_node = best.id;
-        return Save(best, {MakeEvent(best.id, "measured",
-                                     "final confirmation failed (" + DescribeStep(m.step) +
-                                         "); the speedup is reported without an interval")});
-      }
-      Sample s{best.id, is_base ? "final-base" : "final-cand", i, *m.value, m.extra};
-      arm.push_back(s);
-      ARBOR_TRY(Save(best, {}, {s}));
-    }
-  }
-  std::vector<double> b = SampleValues(base);
-  std::vector<double> c = SampleValues(cand);
-  // The best re-measured an order of magnitude off its kept value: it was an anomaly, and the
-  // campaign's result is the state before it (which gets its own final confirmation).
-  if (best.metric && DisagreesByOrders(*best.metric, Median(c))) {
-    scope.reset();  // what follows builds and checks: outside the measurement
-    ARBOR_TRY(UnkeepAnomalousIncumbent(best.id, Median(c), nullptr));
-    return ConfirmFinal();
-  }
-  Rng rng(spec_.seed * 2654435761ULL + static_cast<uint64_t>(best.id));
-  Interval ci = BootstrapMedianRatioCI(b, c, 0.95, 2000, rng);
-  double ratio = Median(c) / Median(b);
-  if (spec_.metric.goal == Goal::kMin) {
-    ratio = 1 / ratio;
-    ci = Interval{1 / ci.high, 1 / ci.low};
-  }
-  meta_.final_node = best.id;
-  meta_.final_speedup = ratio;
-  meta_.final_ci_low = ci.low;
-  meta_.final_ci_high = ci.high;
-  return Save(best, {MakeEvent(best.id, "measured",
-                               "final confirmation against the baseline: ×" +
-                                   FormatDouble(ratio, 4) + " (95% CI ×" + FormatDouble(ci.low, 4) +
-                                   "–×" + FormatDouble(ci.high, 4) + ", " + std::to_string(reps) +
-                                   " interleaved pairs)")});
 }
 
 }  // namespace arbor

@@ -127,7 +127,8 @@ std::string DescribeConstraint(const Constraint& c) {
 
 bool CriticNote::empty() const {
   return !p_value && !ci_low && !ci_high && !confirmed && rca.empty() && evidence.empty() &&
-         suggestion.empty() && requeued_from == kNoNode && flags.empty() && constraints.empty();
+         suggestion.empty() && requeued_from == kNoNode && opened.empty() && flags.empty() &&
+         constraints.empty();
 }
 
 bool AgentNote::empty() const {

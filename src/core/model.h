@@ -96,6 +96,7 @@ struct CriticNote {
   std::string evidence;    // the output lines that show it
   std::string suggestion;
   NodeId requeued_from = kNoNode;       // introspection: the reverted node this one retries
+  std::string opened;                   // why a re-queued node was opened (a move's reason)
   std::vector<std::string> flags;       // "flaky", "drift", "implausible", "outliers", ...
   std::vector<Constraint> constraints;  // published by this node
   bool empty() const;
@@ -146,6 +147,9 @@ struct Node {
 };
 
 std::string CandidateKey(std::string_view action_id, std::string_view value);
+
+// A branch node (Tree::IsBranch, docs/search.md "Branches") carries this flag.
+inline constexpr std::string_view kBranchFlag = "branch";
 
 // The Critic's flags on a node ("unkept", "inconclusive", "move:carry", …).
 bool HasFlag(const Node& node, std::string_view flag);

@@ -58,34 +58,46 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kRemeasure, "remeasure"},
                                                             {Move::kRetry, "retry"},
                                                             {Move::kPair, "pair"},
-                                                            {Move::kDrop, "drop"}};
+                                                            {Move::kDrop, "drop"},
+                                                            {Move::kFollowUp, "follow_up"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 
-// Whether `n` retries the node it was re-queued from. A pair retries its own side as half of a
-// new hypothesis, not the revert itself: it does not count, unless it re-measures a pair.
-bool Retries(const Node& n) {
-  return n.critic.requeued_from != kNoNode && (!CompanionKey(n) || MoveOf(n) == Move::kRemeasure);
+// Whether `n` retries the node it was re-queued from. A pair (or a follow-up in a branch)
+// retries its own side as part of a new hypothesis, not the revert itself: it does not count,
+// unless it re-measures one.
+bool Retries(const Tree& tree, const Node& n) {
+  return n.critic.requeued_from != kNoNode &&
+         ((!CompanionKey(n) && !tree.IsBranch(n)) || MoveOf(n) == Move::kRemeasure);
 }
 
 // Nodes some other node already retries (re-queued, revisited or re-tuned).
 std::set<NodeId> RequeuedSources(const Tree& tree) {
   std::set<NodeId> out;
   for (const Node* n : tree.All()) {
-    if (Retries(*n)) out.insert(n->critic.requeued_from);
+    if (Retries(tree, *n)) out.insert(n->critic.requeued_from);
   }
   return out;
 }
 
-// Nodes a child of `at` retries (re-queued from them).
+// Nodes a node judged against `at` retries (re-queued from them).
 std::set<NodeId> RetriedAt(const Tree& tree, NodeId at) {
   std::set<NodeId> out;
-  for (NodeId child : tree.Children(at)) {
-    const Node* c = tree.Find(child);
-    if (Retries(*c)) out.insert(c->critic.requeued_from);
+  for (const Node* c : tree.Below(at)) {
+    if (Retries(tree, *c)) out.insert(c->critic.requeued_from);
   }
   return out;
 }
+
+// Whether `x` is a follow-up (Move::kFollowUp), or a node measuring one again.
+bool IsFollowUp(const Tree& tree, const Node& x) {
+  const Node* n = &x;
+  while (n != nullptr && MoveOf(*n) == Move::kRemeasure) n = tree.Find(n->critic.requeued_from);
+  return n != nullptr && MoveOf(*n) == Move::kFollowUp;
+}
+
+// Where a node measured again goes: a branch node stays in its branch (under its parent).
+NodeId InBranch(const Tree& tree, const Node& x) { return tree.IsBranch(x) ? x.parent : kNoNode; }
 
 }  // namespace
 
@@ -153,14 +165,14 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
   if (k == nullptr) return {};
   Eligibility eligible(tree, catalog, kept);
   std::vector<Requeue> out;
-  for (NodeId sibling : tree.Children(k->parent)) {
-    const Node* c = tree.Find(sibling);
+  const NodeId base = tree.BaseOf(kept);  // the old incumbent, also for a kept branch node
+  for (const Node* c : tree.Below(base)) {
     if (c->outcome != Outcome::kPending || c->id == kept) continue;
-    // A pair or a drop: Pairs and Drops offer it again at the new incumbent.
-    if (CompanionKey(*c) || DroppedKey(*c)) continue;
+    // A pair, a drop or a branch: Pairs and Drops offer it again at the new incumbent.
+    if (CompanionKey(*c) || DroppedKey(*c) || tree.IsBranch(*c)) continue;
     if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
     out.push_back({c->id,
-                   "carried over: it was waiting under #" + std::to_string(k->parent) + " when #" +
+                   "carried over: it was waiting under #" + std::to_string(base) + " when #" +
                        std::to_string(kept) + " was kept",
                    std::nullopt, Move::kCarry});
   }
@@ -299,14 +311,12 @@ int RemeasureDepth(const Tree& tree, const Node& node) {
 }
 
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic) {
-  const std::vector<NodeId>& children = tree.Children(incumbent);
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
-  // The inconclusive reverts at the incumbent not yet measured again, closest first. A revert
-  // the gate answered (a gain significantly below min_effect) is not among them: more runs
-  // would not change it. Only a verdict that ran out of evidence is.
+  // The inconclusive reverts at the incumbent (its branches' too) not yet measured again,
+  // closest first. A revert the gate answered (a gain significantly below min_effect) is not
+  // among them: more runs would not change it. Only a verdict that ran out of evidence is.
   std::vector<const Node*> open;
-  for (NodeId child : children) {
-    const Node* x = tree.Find(child);
+  for (const Node* x : tree.Below(incumbent)) {
     if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
     if (HasFlag(*x, "inconclusive")) open.push_back(x);
@@ -326,18 +336,22 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
                    "a close call: " + Percent(*x->gain) +
                        " at p=" + FormatDouble(*x->critic.p_value, 3) + again(*x),
                    std::nullopt, Move::kRemeasure});
+    out.back().under = InBranch(tree, *x);
   }
   if (!out.empty()) return out;
   // No close call left: a second look at every other inconclusive revert, closest first. A
   // budget the user gave is spent, and more repetitions are the one thing that can still turn
   // such a revert around once every candidate and close call was measured at this incumbent.
+  // Not a follow-up's (a speculative hypothesis): only its close calls are measured again.
   for (const Node* x : open) {
+    if (IsFollowUp(tree, *x)) continue;
     out.push_back({x->id,
                    "a second look (nothing closer is left at #" + std::to_string(incumbent) +
                        "): " + (x->gain ? Percent(*x->gain) : std::string("no gain")) +
                        (x->critic.p_value ? " at p=" + FormatDouble(*x->critic.p_value, 3) : "") +
                        again(*x),
                    std::nullopt, Move::kRemeasure});
+    out.back().under = InBranch(tree, *x);
   }
   return out;
 }
@@ -350,10 +364,12 @@ bool MayStillPay(const Node& revert) {
 std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastLooks which) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   std::vector<const Node*> open;
-  for (NodeId child : tree.Children(incumbent)) {
-    const Node* x = tree.Find(child);
+  for (const Node* x : tree.Below(incumbent)) {
     if (x->outcome != Outcome::kReverted) continue;
     if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
+    // A follow-up is a speculative hypothesis of three or more changes: its close calls are
+    // measured again (Remeasure), its answers are not.
+    if (IsFollowUp(tree, *x)) continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
     // A drop measured clearly slower is an answer: its change pays its way (until nothing but
     // verifying the keeps is left).
@@ -374,6 +390,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastL
              "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
              "× the repetitions",
          std::nullopt, Move::kRemeasure});
+    out.back().under = InBranch(tree, *x);
   }
   return out;
 }

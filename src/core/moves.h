@@ -34,10 +34,11 @@ enum class Move {
   kRetry,         // an implementation bug or a lost run: the one retry its diagnosis earns
   kPair,          // nothing else left: two candidates applied together (an interaction)
   kDrop,          // a change kept on the path taken back out (it may cost now)
+  kFollowUp,      // a candidate on top of a reverted pair, swap or branch (frontier.h)
 };
-inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
-                                     Move::kRevisit,    Move::kRetune, Move::kRemeasure,
-                                     Move::kRetry,      Move::kPair,   Move::kDrop};
+inline constexpr Move kAllMoves[] = {
+    Move::kIntrospect, Move::kCarry, Move::kPrerequisite, Move::kRevisit, Move::kRetune,
+    Move::kRemeasure,  Move::kRetry, Move::kPair,         Move::kDrop,    Move::kFollowUp};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
@@ -61,6 +62,9 @@ struct Requeue {
   Move move = Move::kRevisit;
   std::string key;                  // the candidate when `from` is kNoNode
   std::optional<std::string> with;  // a pair's companion candidate key (Move::kPair)
+  // A branch (docs/search.md, "Branches"): the node to open it under, whose state already
+  // holds the rest of the hypothesis; kNoNode: under the node RequeueUnder is given.
+  NodeId under = kNoNode;
 };
 
 // The candidate key `q` retries: its `key`, else `from`'s action with `value` (or from's own);
@@ -153,12 +157,25 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
 // very last, after the drops and swaps) offers only another value of a parameter kept on the
 // path with each idea reverted for no gain, the values next to the kept one first: a
 // parameter's best value can move with a change that did not pay at the value kept.
+//
+// With `branches` (docs/search.md, "Branches"), a pair whose other side ran at the incumbent
+// (measured, not kept) is opened under that node, as a branch node that builds on its state
+// (Requeue::under), instead of applying both sides under the incumbent; and the open states
+// of the frontier (frontier.h) that are no single idea — a reverted pair, swap, drop or
+// branch node — get follow-ups: an idea reverted for no gain on top, ranked with the pairs by
+// the same optimistic speedup (its promise times what the state measured), which halves with
+// each follow-up under that state that measured no gain.
 inline constexpr int kPairBatch = 4;
 enum class PairKinds { kHopeful, kEvery, kRetunes };
 using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,
-                           PairKinds kinds = PairKinds::kHopeful);
+                           PairKinds kinds = PairKinds::kHopeful, bool branches = false);
+
+// The other side of a pair node: its companion (flag "with:"), or, for a branch node whose
+// branch is one idea and itself (Tree::BranchPath), that idea's key. nullopt for any other
+// node.
+std::optional<std::string> PairedWith(const Tree& tree, const Node& node);
 
 // Drops (Move::kDrop): changes kept on the path of `incumbent`, each measured taken back out
 // (the node's own candidate is the change, flag "without:<key>"), the latest keep first: a

@@ -54,7 +54,14 @@ class Eligibility {
  public:
   // With `without` (a candidate key applied on the path): as if that change were taken out.
   Eligibility(const Tree& tree, const Catalog& catalog, NodeId at, const std::string& without = "")
-      : catalog_(catalog), applied_(tree.AppliedActions(at)) {
+      : Eligibility(tree, catalog, at, tree.AppliedActions(at), without) {}
+  // At the state of `at` whatever its outcome (Tree::StateKeys): a follow-up on top of it.
+  static Eligibility OfState(const Tree& tree, const Catalog& catalog, NodeId at) {
+    return Eligibility(tree, catalog, at, tree.StateKeys(at), "");
+  }
+  Eligibility(const Tree& tree, const Catalog& catalog, NodeId at, std::set<std::string> applied,
+              const std::string& without)
+      : catalog_(catalog), applied_(std::move(applied)) {
     for (NodeId child : tree.Children(at)) here_.insert(tree.Find(child)->CandidateKey());
     if (!without.empty()) {
       applied_.erase(without);

@@ -7,8 +7,10 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "core/critic_rig_testing.h"
+#include "core/frontier.h"
 #include "core/moves.h"
 #include "core/tree.h"
 
@@ -50,54 +52,75 @@ TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
 
 // The budget is spent: nothing helps, 4 candidates. The campaign tries every candidate (each
 // verdict an answer: a gain significantly below min_effect, so no second look at first, and no
-// keep changes the context), then every pair of them once (an interaction no single run shows),
-// then, as a last resort, each revert again at 2x, 4x, 8x the repetitions: 4 + 6 + 4 * 3
-// evaluations, and only then `exhausted`. With a budget of 12 it spends all 12. It never stops
-// on a plateau the user did not ask for.
-class SpendTheBudgetTest : public ::testing::TestWithParam<int> {};
+// keep changes the context), then every pair of them once (an interaction no single run shows)
+// and, with branches, each of the 4 hypotheses of three as a follow-up of a pair (once each,
+// whichever pair it grew from), then, as a last resort, each revert but the follow-ups again at
+// 2x, 4x, 8x the repetitions: 4 + 6 (+ 4) + (4 + 6) * 3 evaluations, and only then
+// `exhausted`. With a budget of 12 it spends all 12. It never stops on a plateau the user did
+// not ask for.
+class SpendTheBudgetTest : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
+  const auto [budget, branches] = GetParam();
   Rig rig;
   rig.spec.search.plateau = 2;
-  rig.spec.search.max_nodes = GetParam();
+  rig.spec.search.max_nodes = budget;
+  rig.spec.search.branches = branches;
   rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B"), Env("c.c", "C"), Env("d.d", "D")};
   rig.target.metric = [](const EnvOverlay&) { return 100.0; };
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->stop_reason, "plateau");
-  // Each candidate and each pair, then a last look at each (pairs included) at 2×, 4×, 8×.
-  const int everything = 4 + 6 + (4 + 6) * kMaxRemeasures;
-  EXPECT_EQ(r->evaluated, std::min(GetParam(), everything));
-  EXPECT_EQ(r->stop_reason, GetParam() > everything ? "exhausted" : "max_nodes");
-  if (GetParam() <= everything) return;
+  // Each candidate, each pair (and triple), then a last look at each but the triples at 2×,
+  // 4×, 8×.
+  const int triples = branches ? 4 : 0;
+  const int everything = 4 + 6 + triples + (4 + 6) * kMaxRemeasures;
+  EXPECT_EQ(r->evaluated, std::min(budget, everything));
+  EXPECT_EQ(r->stop_reason, budget > everything ? "exhausted" : "max_nodes");
+  if (budget <= everything) return;
+  const Tree tree = rig.StoredTree();
   std::set<std::pair<std::string, std::string>> pairs;
+  std::set<std::set<std::string>> threes;
   std::map<std::string, int> last_looks;
   for (const auto& [id, n] : rig.store.nodes) {
-    if (MoveOf(n) == Move::kRemeasure && IsEvaluated(n)) {
-      ++last_looks[CompanionKey(n).value_or("") + n.CandidateKey()];
+    if (!IsEvaluated(n)) continue;
+    if (MoveOf(n) == Move::kRemeasure) {
+      ++last_looks[PairedWith(tree, n).value_or("") + n.CandidateKey()];
     }
-    if (MoveOf(n) != Move::kPair || !IsEvaluated(n)) continue;
-    ASSERT_TRUE(CompanionKey(n).has_value());
-    pairs.insert(std::minmax(n.CandidateKey(), *CompanionKey(n)));
+    if (MoveOf(n) == Move::kFollowUp) {
+      EXPECT_EQ(n.overlay.size(), 3u) << n.CandidateKey();
+      EXPECT_TRUE(threes.insert(ChangeSet(tree, n)).second) << "#" << id << " tried twice";
+    }
+    if (MoveOf(n) != Move::kPair) continue;
+    ASSERT_TRUE(PairedWith(tree, n).has_value());
+    EXPECT_EQ(tree.IsBranch(n), branches);
+    pairs.insert(std::minmax(n.CandidateKey(), *PairedWith(tree, n)));
     EXPECT_EQ(n.overlay.size(), 2u) << n.CandidateKey();  // both applied
   }
   EXPECT_EQ(pairs.size(), 6u);
+  EXPECT_EQ(static_cast<int>(threes.size()), triples);
   EXPECT_EQ(last_looks.size(), 4u + 6u);
   for (const auto& [key, looks] : last_looks) EXPECT_EQ(looks, kMaxRemeasures) << key;
   EXPECT_EQ(last_looks.count("a.a"), 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest, ::testing::Values(12, 60));
+INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest,
+                         ::testing::Combine(::testing::Values(12, 60), ::testing::Bool()));
 
 // An accuracy trap with its fix: fast.x (+50%) breaks the check unless fix.f (-3% alone) is
 // on too. One at a time, neither is ever kept; the pair is, as one change, and the handed state
-// has both. Its own side failed the check before, so one pass is not enough: it ran 8 times.
-class PairLoopTest : public ::testing::TestWithParam<int> {};
+// has both. Its own side failed the check before, so one pass is not enough: it ran 14 times.
+// With branches (the default) the pair is fast.x opened under fix.f's node, which the keep
+// carries onto the main line; without (arbor-hillclimb) one node under the incumbent applies
+// both.
+class PairLoopTest : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(PairLoopTest, AnAccuracyFailureIsKeptWithTheChangeThatMakesItCorrect) {
   Rig rig;
   rig.spec.search.max_nodes = 12;
-  rig.spec.search.parallel = GetParam();  // 2: the pair is implemented in a parallel batch
+  rig.spec.search.parallel = std::get<0>(GetParam());  // 2: implemented in a parallel batch
+  const bool branches = std::get<1>(GetParam());
+  rig.spec.search.branches = branches;
   rig.spec.actions = {Env("fast.x", "X", "1", {}, 2.0), Env("fix.f", "F", "1", {}, 1.1),
                       Env("pad.p", "P", "1", {}, 1.05)};
   int checks_of_the_pair = 0;
@@ -120,12 +143,29 @@ TEST_P(PairLoopTest, AnAccuracyFailureIsKeptWithTheChangeThatMakesItCorrect) {
   }
   ASSERT_NE(pair, nullptr);
   EXPECT_EQ(pair->CandidateKey(), "fast.x");
-  EXPECT_EQ(CompanionKey(*pair), "fix.f");
+  const Tree tree = rig.StoredTree();
+  EXPECT_EQ(PairedWith(tree, *pair), "fix.f");
+  EXPECT_EQ(tree.IsBranch(*pair), branches);
+  if (branches) {
+    const Node& under = *tree.Find(pair->parent);
+    EXPECT_EQ(under.CandidateKey(), "fix.f");
+    EXPECT_EQ(under.outcome, Outcome::kKept) << "carried onto the main line with the pair";
+    EXPECT_TRUE(HasFlag(under, "carried"));
+    EXPECT_NE(under.diagnosis.find("carried: kept with #" + std::to_string(pair->id)),
+              std::string::npos)
+        << under.diagnosis;
+    EXPECT_EQ(tree.BaseOf(pair->id), under.parent);
+    EXPECT_FALSE(CompanionKey(*pair)) << "the state it builds on holds fix.f";
+  } else {
+    EXPECT_EQ(CompanionKey(*pair), "fix.f");
+  }
   EXPECT_GT(checks_of_the_pair, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sequential, PairLoopTest, ::testing::Values(1));
-INSTANTIATE_TEST_SUITE_P(Parallel, PairLoopTest, ::testing::Values(2));
+INSTANTIATE_TEST_SUITE_P(Sequential, PairLoopTest,
+                         ::testing::Combine(::testing::Values(1), ::testing::Bool()));
+INSTANTIATE_TEST_SUITE_P(Parallel, PairLoopTest,
+                         ::testing::Combine(::testing::Values(2), ::testing::Bool()));
 
 // The same pair, but its check fails one time in four (or in ten): it passes the first, which
 // alone would have kept it (and a later candidate's failing check un-kept it); it must pass 14
@@ -190,6 +230,9 @@ TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
   for (const auto& [id, n] : rig.store.nodes) {
     if (MoveOf(n) == Move::kPair && IsEvaluated(n)) last_pair = std::max(last_pair, n.seq);
     if (MoveOf(n) != Move::kRemeasure || !IsEvaluated(n)) continue;
+    // A follow-up (a branch: the pair's state with a third change, or a drop's with another)
+    // may come after the last looks began; its close calls are its own.
+    if (MoveOf(rig.store.nodes.at(n.critic.requeued_from)) == Move::kFollowUp) continue;
     if (why[id].find("a last look") != std::string::npos) {
       first_last_look = std::min(first_last_look, n.seq);
       continue;
@@ -230,12 +273,15 @@ TEST(MovesLoopTest, APairMeasuredAgainIsStillAPair) {
   auto r = rig.Run();
   ASSERT_TRUE(r.ok()) << r.error().message;
   int pairs_measured_again = 0;
+  const Tree tree = rig.StoredTree();
   for (const auto& [id, n] : rig.store.nodes) {
     if (MoveOf(n) != Move::kRemeasure || !IsEvaluated(n)) continue;
     const Node& from = rig.store.nodes.at(n.critic.requeued_from);
-    EXPECT_EQ(CompanionKey(n), CompanionKey(from)) << "#" << id << " re-measures #" << from.id;
+    EXPECT_EQ(PairedWith(tree, n), PairedWith(tree, from))
+        << "#" << id << " re-measures #" << from.id;
     EXPECT_EQ(n.CandidateKey(), from.CandidateKey());
-    if (!CompanionKey(from)) continue;
+    if (!PairedWith(tree, from)) continue;
+    EXPECT_EQ(n.parent, from.parent) << "in the same branch, or under the same incumbent";
     ++pairs_measured_again;
     EXPECT_EQ(n.overlay.count("A") + n.overlay.count("B"), 2u) << "#" << id << " " << n.diagnosis;
   }

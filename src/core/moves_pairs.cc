@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/frontier.h"
 #include "core/moves.h"
 #include "core/moves_detail.h"
 #include "util/strings.h"
@@ -14,8 +15,18 @@ using moves_detail::Eligibility;
 using moves_detail::LatestSingleTries;
 using moves_detail::Percent;
 
+std::optional<std::string> PairedWith(const Tree& tree, const Node& node) {
+  if (std::optional<std::string> with = CompanionKey(node)) return with;
+  if (!tree.IsBranch(node)) return std::nullopt;
+  const std::vector<const Node*> branch = tree.BranchPath(node.id);
+  if (branch.size() != 2 || CompanionKey(*branch[0]) || DroppedKey(*branch[0])) {
+    return std::nullopt;
+  }
+  return branch[0]->CandidateKey();
+}
+
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent, int limit,
-                           const Promise& promise, PairKinds kinds) {
+                           const Promise& promise, PairKinds kinds, bool branches) {
   const bool hopeful_only = kinds == PairKinds::kHopeful;
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   using Unordered = std::pair<std::string, std::string>;
@@ -27,9 +38,8 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
   std::set<Unordered> pairs_tried;
   std::map<std::string, int> pairs_lost;
   for (const Node* p : tree.Path(incumbent)) {
-    for (NodeId child : tree.Children(p->id)) {
-      const Node* x = tree.Find(child);
-      std::optional<std::string> with = CompanionKey(*x);
+    for (const Node* x : tree.Below(p->id)) {  // its children, and pairs opened as branches
+      std::optional<std::string> with = PairedWith(tree, *x);
       // Run, running or waiting, or vetoed here; not one superseded while it waited under an
       // earlier incumbent (it never ran: Pairs offers it again).
       if (with && (x->outcome != Outcome::kPruned || p->id == incumbent)) {
@@ -50,6 +60,29 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     return id != other && !eligible.Applied(id) && eligible.Fits(id, other);
   };
   std::vector<Requeue> out;
+  // A pair whose other side (or, failing that, whose own side) ran at the incumbent and may be
+  // built on is opened under that node: a branch that reuses its state.
+  auto at_incumbent = [&](const std::string& key) -> const Node* {
+    auto it = latest.find(key);
+    if (!branches || it == latest.end()) return nullptr;
+    const Node* n = it->second;
+    return n->parent == incumbent && MayBranchFrom(*n) && !CompanionKey(*n) && !DroppedKey(*n)
+               ? n
+               : nullptr;
+  };
+  auto place = [&](Requeue* q) {
+    if (const Node* w = at_incumbent(*q->with)) {
+      q->under = w->id;
+    } else if (const Node* o = at_incumbent(q->key)) {
+      auto with = latest.find(*q->with);
+      q->from = with != latest.end() ? with->second->id : kNoNode;
+      q->key = *q->with;
+      q->under = o->id;
+    } else {
+      return;
+    }
+    q->with.reset();
+  };
   // With `retune`, the own side may be another value of a parameter applied on the path.
   auto take = [&](const std::string& own, NodeId from, const std::string& with,
                   const std::string& why, bool retune = false) {
@@ -69,6 +102,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     q.with = with;
     q.move = Move::kPair;
     q.reason = "a pair (" + with + " + " + own + "): " + why;
+    place(&q);
     out.push_back(std::move(q));
   };
   auto gain_of = [](const Node* n) { return n->gain.value_or(-1.0); };
@@ -137,10 +171,13 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     }
     // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
     // node's own candidate) is the one whose promise makes it.
+    // With branches, the follow-ups of the frontier's open states that are no single idea
+    // rank with them: `with` is null and `state` the node they go on top of.
     struct Two {
       const Node* own;
       const Node* with;
       double speedup;
+      const Node* state = nullptr;
     };
     std::vector<Two> twos;
     for (size_t i = 0; i < no_gain.size(); ++i) {
@@ -153,10 +190,64 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
       }
     }
+    for (const OpenState& s : branches ? Frontier(tree, incumbent) : std::vector<OpenState>{}) {
+      const Node* e = s.node;
+      const bool single = !CompanionKey(*e) && !DroppedKey(*e) && !tree.IsBranch(*e);
+      if (single || e->critic.rca == "accuracy") continue;  // a single idea is paired above
+      for (const Node* f : no_gain) {
+        // What the state measured, times what the idea promises; each change the hypothesis
+        // holds beyond a pair halves the hope (an interaction of three is a rarer thing than
+        // one of two), and so does each follow-up under the state that measured no gain (its
+        // subtree was explored).
+        const double delivers = promised(f) * measured(e);
+        const int halvings = std::min(s.changes - 1 + s.lost, 30);
+        const double hope = 1 + (delivers - 1) / (1 << halvings);
+        // Hopeful ones only, also as a last resort: the hypotheses of three changes are many,
+        // and one no promise supports is not worth an evaluation.
+        if (hope <= 1) continue;
+        twos.push_back(Two{f, nullptr, hope, e});
+      }
+    }
+    // Eligibility at each followed-up state (its own children, applied changes, conflicts), and
+    // the hypotheses run or waiting at the incumbent, whichever branch holds them.
+    std::map<NodeId, Eligibility> at_state;
+    std::set<std::set<std::string>> hypotheses;
+    if (branches) {
+      for (const Node* x : tree.Below(incumbent)) {
+        if (x->outcome != Outcome::kPruned) hypotheses.insert(ChangeSet(tree, *x));
+      }
+    }
+    auto follow_up = [&](const Node* f, const Node* e) {
+      auto it = at_state.find(e->id);
+      if (it == at_state.end()) {
+        it = at_state.emplace(e->id, Eligibility::OfState(tree, catalog, e->id)).first;
+      }
+      std::set<std::string> changes = ChangeSet(tree, *e);
+      changes.insert(f->CandidateKey());
+      if (static_cast<int>(out.size()) >= limit || hypotheses.count(changes) ||
+          !it->second.Take(f->action_id, f->CandidateKey())) {
+        return;
+      }
+      hypotheses.insert(std::move(changes));
+      Requeue q;
+      q.from = f->id;
+      q.key = f->CandidateKey();
+      q.under = e->id;
+      q.move = Move::kFollowUp;
+      q.reason = "a follow-up of #" + std::to_string(e->id) + " (" + e->CandidateKey() + ", " +
+                 Percent(gain_of(e)) + "): #" + std::to_string(f->id) + " " + f->CandidateKey() +
+                 " (" + Percent(gain_of(f)) + " alone, promised " + Percent(promised(f) - 1) +
+                 ") on top";
+      out.push_back(std::move(q));
+    };
     std::stable_sort(twos.begin(), twos.end(),
                      [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
     for (const Two& t : twos) {
       if (static_cast<int>(out.size()) >= limit) break;
+      if (t.state != nullptr) {
+        follow_up(t.own, t.state);
+        continue;
+      }
       take(t.own->CandidateKey(), t.own->id, t.with->CandidateKey(),
            "#" + std::to_string(t.own->id) + " (" + Percent(gain_of(t.own)) + ", promised " +
                Percent(promised(t.own) - 1) + ") and #" + std::to_string(t.with->id) + " (" +

@@ -141,6 +141,7 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
       retry.created_s = CampaignTime();
       retry.critic.requeued_from = node->id;
       retry.critic.flags.push_back(MoveFlag(Move::kRetry));
+      if (tree_.IsBranch(*node)) retry.critic.flags.push_back(std::string(kBranchFlag));
       retry.diagnosis = requeue
                             ? "re-queued once: " + step +
                                   " was lost where it ran (infrastructure), " + "not by the change"

@@ -1,6 +1,7 @@
-// The steps of one node (apply, build, check, bench, decide, profile). Each step ends with a
-// Store::Apply that records its result and the next step, so a killed process resumes at the
-// first step whose result was not recorded.
+// The steps of one node after its apply step (node_apply.cc): build, check, bench, decide and
+// profile, and the run context of its commands. Each step ends with a Store::Apply that records
+// its result and the next step, so a killed process resumes at the first step whose result was
+// not recorded.
 #include <algorithm>
 
 #include "core/gate.h"
@@ -25,68 +26,6 @@ std::string TopComponents(const Profile& p) {
 
 }  // namespace
 
-SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Task own) {
-  SpecialistResult first = specialist->Implement(companion);
-  const std::string what = CandidateKey(companion.action->id, companion.value);
-  if (first.status != SpecialistResult::Status::kApplied) {
-    first.diagnosis = "its companion " + what + ": " + first.diagnosis;
-    return first;
-  }
-  own.parent_overlay = first.overlay;
-  SpecialistResult second = specialist->Implement(own);
-  second.summary = what + ": " + first.summary + "; then " + second.summary;
-  second.duration_s += first.duration_s;
-  second.usage.prompt_tokens += first.usage.prompt_tokens;
-  second.usage.completion_tokens += first.usage.completion_tokens;
-  second.usage.cost += first.usage.cost;
-  second.usage.rounds += first.usage.rounds;
-  for (auto& f : first.findings) second.findings.push_back(std::move(f));
-  for (auto& q : first.questions) second.questions.push_back(std::move(q));
-  for (auto& a : first.proposals) second.proposals.push_back(std::move(a));
-  if (!first.prompt.empty()) {
-    second.prompt = first.prompt + (second.prompt.empty() ? "" : "\n\n" + second.prompt);
-  }
-  if (second.backend.empty() || second.backend == "builtin") second.backend = first.backend;
-  return second;
-}
-
-SpecialistResult Orchestrator::Drop(const Node& node) {
-  SpecialistResult r;
-  r.status = SpecialistResult::Status::kApplied;
-  const std::string key = DroppedKey(node).value_or("");
-  r.overlay = OverlayWithout(tree_, catalog_, node.parent, key);
-  r.summary = "took " + key + " back out of the environment";
-  return r;
-}
-
-SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
-                               const std::string& dropped) {
-  SpecialistResult r = specialist->Implement(companion);
-  r.summary = "took " + dropped + " back out of the environment; " + r.summary;
-  return r;
-}
-
-std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
-                                                ActionSpec* copy, bool* missing) {
-  *missing = false;
-  std::optional<std::string> with = CompanionKey(node);
-  if (!with) return std::nullopt;
-  auto [id, value] = SplitCandidateKey(*with);
-  const ActionSpec* action = catalog_.FindAction(id);
-  if (action == nullptr) {
-    *missing = true;
-    return std::nullopt;
-  }
-  *copy = *action;
-  Node as = node;
-  as.action_id = id;
-  as.value = value;
-  Task task = MakeTask(as, copy, worktree);
-  // A swap's companion goes on top of the parent's state without the change it replaces.
-  if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
-  return task;
-}
-
 RunContext Orchestrator::ContextAt(const Node& node, const std::string& worktree,
                                    const std::string& label) const {
   RunContext ctx;
@@ -102,122 +41,10 @@ RunContext Orchestrator::Context(const Node& node, const std::string& label) con
   return ContextAt(node, worktree_, label);
 }
 
-Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
-                            const std::string& worktree) {
-  const Node* parent = tree_.Find(node.parent);
-  Task task;
-  task.node = node.id;
-  task.action = action;
-  task.value = node.value;
-  task.worktree = worktree;
-  task.base_commit = parent->commit;
-  task.parent_overlay = parent->overlay;
-  task.base_env = spec_.target.env;
-  // Only an agent (command or LLM backend) reads the context and the known ids; a declarative
-  // action is applied as declared, so its task skips assembling them (per-node engine cost).
-  if (action->apply.kind == ApplySpec::Kind::kAgent) {
-    task.context = BuildContext(parent->id, action, node.value, action->apply.agent);
-    task.known_actions = KnownActions();
-  }
-  return task;
-}
-
-Status Orchestrator::StepApply(Node* node) {
-  const Node* parent = tree_.Find(node->parent);
-  ARBOR_CHECK(parent != nullptr, "node without parent");
-  if (in_flight_.count(node->id) != 0) {
-    // Started with its batch: its worktree exists and the specialist is at work.
-    SpecialistResult r = TakeResult(node->id);
-    prepared_node_ = node->id;
-    built_node_ = kNoNode;
-    return RecordApply(node, std::move(r));
-  }
-  // A previous process may have died half-way through applying: always start from a fresh
-  // worktree at the parent's commit.
-  ARBOR_TRY(ports_.workspace->Release(node->id));
-  auto wt = ports_.workspace->Prepare(node->id, parent->commit);
-  if (!wt.ok()) return wt.error();
-  worktree_ = *wt;
-  prepared_node_ = node->id;
-  built_node_ = kNoNode;
-
-  const ActionSpec* action = catalog_.FindAction(node->action_id);
-  if (action == nullptr) {
-    return Finish(node, Outcome::kPruned,
-                  "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
-  }
-  if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
-  ActionSpec companion;
-  bool missing = false;
-  std::optional<Task> first = CompanionTask(*node, worktree_, &companion, &missing);
-  if (missing) {
-    return Finish(
-        node, Outcome::kPruned,
-        "its companion " + CompanionKey(*node).value_or("") + " is no longer in the campaign file",
-        "vetoed");
-  }
-  if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
-    return RecordApply(node, ImplementSwap(ports_.specialist, *first, *dropped));
-  }
-  Task own = MakeTask(*node, action, worktree_);
-  SpecialistResult r = first ? ImplementPair(ports_.specialist, *first, std::move(own))
-                             : ports_.specialist->Implement(own);
-  return RecordApply(node, std::move(r));
-}
-
-Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
-  node->cost_s += r.duration_s;
-  node->summary = r.summary;
-  if (r.backend != "builtin" && !r.backend.empty()) {
-    AgentNote& a = node->agent;
-    a.backend = r.backend;
-    const ActionSpec* action = catalog_.FindAction(node->action_id);
-    a.domain = action != nullptr ? action->apply.agent : "";
-    a.confidence = r.confidence;
-    a.rounds = r.usage.rounds;
-    a.prompt_tokens = r.usage.prompt_tokens;
-    a.completion_tokens = r.usage.completion_tokens;
-    a.cost = r.usage.cost;
-    a.findings = r.findings;
-    a.questions = r.questions;
-  }
-  AddUsage(r.usage);
-  // What the specialist was given and what it proposed are recorded with the node's next
-  // state change, whatever the outcome.
-  TakeProposals(node, std::move(r.proposals));
-  pending_prompt_ = r.prompt.empty() ? std::nullopt
-                                     : std::optional<Mutation::Prompt>(Mutation::Prompt{
-                                           node->id, "implement", std::move(r.prompt)});
-  switch (r.status) {
-    case SpecialistResult::Status::kSkipped:
-      return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");
-    case SpecialistResult::Status::kFailed: {
-      StepResult failed;
-      failed.kind = ExitKind::kFailed;
-      failed.exit_code = 1;
-      failed.detail = r.diagnosis;
-      failed.tail = r.diagnosis;
-      return FailStep(node, "apply", failed, Outcome::kCrashed);
-    }
-    case SpecialistResult::Status::kApplied:
-      break;
-  }
-  node->overlay = r.overlay;
-  const std::optional<std::string> with = CompanionKey(*node);
-  std::string message = "arbor: " + (with ? *with + " + " : std::string()) + node->CandidateKey() +
-                        " (node " + std::to_string(node->id) + ")\n\n" + r.summary + "\n";
-  auto commit = ports_.workspace->Snapshot(node->id, message, node->overlay);
-  if (!commit.ok()) return commit.error();
-  node->commit = *commit;
-  node->step = Step::kBuild;
-  return Save(*node, {});
-}
-
-Status Orchestrator::EnsureBuilt(Node* node, bool* failed) {
-  *failed = false;
-  if (built_node_ == node->id) return {};
+Result<bool> Orchestrator::EnsureBuilt(Node* node) {
+  if (built_node_ == node->id) return true;
   ARBOR_TRY(PrepareWorktree(*node));
-  return RecordBuild(node, ports_.target->Build(Context(*node, "build")), failed);
+  return RecordBuild(node, ports_.target->Build(Context(*node, "build")));
 }
 
 Status Orchestrator::PrepareWorktree(const Node& node) {
@@ -229,40 +56,44 @@ Status Orchestrator::PrepareWorktree(const Node& node) {
   return {};
 }
 
-Status Orchestrator::RecordBuild(Node* node, const StepResult& r, bool* failed) {
-  *failed = false;
+Result<bool> Orchestrator::RecordBuild(Node* node, const StepResult& r) {
   node->cost_s += r.duration_s;
   if (!r.ok()) {
-    *failed = true;
-    return FailStep(node, "build", r, Outcome::kCrashed);
+    ARBOR_TRY(FailStep(node, "build", r, Outcome::kCrashed));
+    return false;
   }
   built_node_ = node->id;
-  return {};
+  return true;
 }
 
 Status Orchestrator::StepBuild(Node* node) {
   built_node_ = kNoNode;  // the build step always builds
-  bool failed = false;
   // A batch's node builds in a lane, concurrently with the others' (build_lane.cc).
-  if (!in_flight_.empty() || lanes_.count(node->id) != 0) {
-    ARBOR_TRY(BuildInLane(node, &failed));
-  } else {
-    ARBOR_TRY(EnsureBuilt(node, &failed));
-  }
-  if (failed) return {};
+  const bool in_lane = !in_flight_.empty() || lanes_.count(node->id) != 0;
+  ARBOR_TRY_ASSIGN(const bool built, in_lane ? BuildInLane(node) : EnsureBuilt(node));
+  if (!built) return {};
   node->step = Step::kCheck;
   return Save(*node, {MakeEvent(node->id, "built", "build ok")});
 }
 
+std::vector<std::string> Orchestrator::KeysOverBase(const Node& node) const {
+  if (!tree_.IsBranch(node)) return AppliedKeys(node);  // {id, key[, companion id, key]}
+  std::vector<std::string> keys;
+  for (const Node* b : tree_.BranchPath(node.id)) {
+    for (std::string& k : AppliedKeys(b->id == node.id ? node : *b)) keys.push_back(std::move(k));
+  }
+  return keys;
+}
+
 void Orchestrator::NoteCheckFailure(const Node& node) {
   if (node.critic.rca != "accuracy") return;
-  const std::vector<std::string> keys = AppliedKeys(node);  // {id, key[, companion id, key]}
+  const std::vector<std::string> keys = KeysOverBase(node);
   for (size_t i = 1; i < keys.size(); i += 2) check_failed_.insert(keys[i]);
 }
 
 bool Orchestrator::FailedCheckBefore(const Node& node) const {
   if (check_failed_.empty()) return false;
-  const std::vector<std::string> keys = AppliedKeys(node);
+  const std::vector<std::string> keys = KeysOverBase(node);
   for (size_t i = 1; i < keys.size(); i += 2) {
     if (check_failed_.count(keys[i])) return true;
   }
@@ -270,9 +101,8 @@ bool Orchestrator::FailedCheckBefore(const Node& node) const {
 }
 
 Status Orchestrator::StepCheck(Node* node) {
-  bool failed = false;
-  ARBOR_TRY(EnsureBuilt(node, &failed));
-  if (failed) return {};
+  ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+  if (!built) return {};
   std::optional<Measurement> ran = TakeLaneCheck(*node);
   Measurement m = ran ? std::move(*ran) : ports_.target->Check(Context(*node, "check"));
   node->cost_s += m.step.duration_s;
@@ -331,9 +161,8 @@ Status Orchestrator::StepCheck(Node* node) {
 }
 
 Status Orchestrator::StepBench(Node* node) {
-  bool failed = false;
-  ARBOR_TRY(EnsureBuilt(node, &failed));
-  if (failed) return {};
+  ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+  if (!built) return {};
   // The baseline (A/A pre-flight) and, without the Critic (ablation), a candidate: the node's
   // own runs; a candidate is then judged against the parent's recorded ones.
   if (node->id == kRootId || !critic_) return BenchSelf(node);
@@ -355,7 +184,7 @@ Status Orchestrator::StepDecide(Node* node) {
              "–×" + FormatDouble(node->critic.ci_high.value_or(0), 4) +
              ", p=" + FormatDouble(node->critic.p_value.value_or(1), 3) + ")";
   } else {
-    auto parent_samples = SamplesOf(node->parent);
+    auto parent_samples = SamplesOf(tree_.BaseOf(node->id));
     if (!parent_samples.ok()) return parent_samples.error();
     auto own = SamplesOf(node->id);
     if (!own.ok()) return own.error();
@@ -376,17 +205,28 @@ Status Orchestrator::StepDecide(Node* node) {
   node->diagnosis = reason;
   node->step = Step::kProfile;
   node->finished_s = CampaignTime();
-  stats_.Observe(*node);
   last_keep_seq_ = std::max(last_keep_seq_, node->seq);
+  const NodeId base = tree_.BaseOf(node->id);
+  // A branch node kept: the branch above it is carried onto the main line with it (its state
+  // holds their changes), and the branch becomes the campaign's best path (docs/search.md).
+  std::vector<Node> carried = CarryBranch(*node);
+  stats_.Observe(*node);
+  std::vector<Event> events;
+  for (const Node& c : carried) events.push_back(MakeEvent(c.id, "kept", c.diagnosis));
+  if (!carried.empty()) {
+    reason += "; the main line moves to the branch of #" + std::to_string(carried.front().id);
+    node->diagnosis = reason;
+  }
+  events.insert(events.begin(), MakeEvent(node->id, "kept", reason));
   // Re-queued ideas waiting under the old incumbent will never run there: the state moved.
   // They move along under the new incumbent (moves.h CarryOver), with what this keep makes
   // possible (PrerequisiteRetries); the old pending nodes are closed as superseded.
   tree_.Upsert(*node);  // the rules below see it kept
   std::vector<Node> others = MovesAtKeep(*node);
-  std::vector<Event> events{MakeEvent(node->id, "kept", reason)};
   for (const Node& q : others) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
+  others.insert(others.begin(), carried.begin(), carried.end());
   for (Node& p :
-       SupersedePending(node->parent, node->id,
+       SupersedePending(base, node->id,
                         "superseded: the incumbent moved to #" + std::to_string(node->id) +
                             " (re-queued there unless the new path rules it out)")) {
     others.push_back(std::move(p));
@@ -407,9 +247,8 @@ Status Orchestrator::StepProfile(Node* node) {
   if (node->id != kRootId && !spec_.search.reprofile) {
     message = "re-profiling off (ablation): scoring keeps the baseline's profile";
   } else {
-    bool failed = false;
-    ARBOR_TRY(EnsureBuilt(node, &failed));
-    if (failed) return {};
+    ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+    if (!built) return {};
     ProfileResult r = ports_.target->Profile(Context(*node, "profile"));
     if (r.step.ok() && r.profile) {
       profile = r.profile;

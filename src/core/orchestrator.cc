@@ -299,7 +299,7 @@ Result<RunSummary> Orchestrator::Run() {
   // replaced: those are re-dispatched on the incumbent (their implementation is redone).
   for (const Node* n : tree_.All()) {
     if (n->id == kRootId || n->step == Step::kDone || n->step == Step::kNone) continue;
-    if (n->outcome == Outcome::kRunning && n->parent != tree_.Incumbent()) {
+    if (n->outcome == Outcome::kRunning && tree_.BaseOf(n->id) != tree_.Incumbent()) {
       ARBOR_TRY(Redispatch(n->id, "the best state moved while it was in flight"));
     }
     ARBOR_TRY(Evaluate(n->id));

@@ -103,7 +103,9 @@ class Orchestrator {
   Result<bool> MeasureUntilDecided(Node* node, const std::string& base_arm,
                                    const std::string& cand_arm, int reps_per_look, bool replication,
                                    Verdict* verdict);
-  Status EnsureBaseBuilt(const Node& parent, bool* failed, Node* node);
+  // The A/B base's worktree, built: true, or false when its build failed (`node`, when given,
+  // is then finished as crashed for infrastructure).
+  Result<bool> EnsureBaseBuilt(const Node& parent, Node* node);
   // When a campaign finishes: the best node against the baseline, interleaved, so the
   // reported end-to-end speedup has a measured interval (not a product of per-step ones).
   Status ConfirmFinal();
@@ -137,6 +139,9 @@ class Orchestrator {
   // nodes are noted as they are saved or loaded (NoteCheckFailure), never scanned for.
   bool FailedCheckBefore(const Node& node) const;
   void NoteCheckFailure(const Node& node);
+  // The candidate keys (and action ids) `node`'s state holds over its base: AppliedKeys, and for
+  // a branch node those of every node of its branch ({id, key, id, key, …}).
+  std::vector<std::string> KeysOverBase(const Node& node) const;
   // When the failure is the path's: un-keeps the kept path below the nearest state that passes
   // the same probe repeatedly and finishes `node` without blaming it (src/core/recheck.cc).
   // `handled`: `node` was finished.
@@ -164,6 +169,11 @@ class Orchestrator {
   // At a keep: the pending siblings it supersedes and the candidates that lacked a
   // prerequisite, as pending children of `kept` (moves.h: CarryOver, PrerequisiteRetries).
   std::vector<Node> MovesAtKeep(const Node& kept);
+  // At the keep of a branch node (branches.cc): the nodes of its branch above it, kept with it
+  // (flag "carried") and upserted, top down; empty for any other node.
+  std::vector<Node> CarryBranch(const Node& kept);
+  // Category statistics from the tree, as Load derives them (outcomes changed after the fact).
+  void RebuildStats();
   // The pending children of `parent` (but `except`) closed as pruned with `diagnosis`: ideas
   // re-queued under a state the search has moved away from.
   std::vector<Node> SupersedePending(NodeId parent, NodeId except, const std::string& diagnosis);
@@ -229,7 +239,7 @@ class Orchestrator {
   Status AwaitLane(NodeId id);
   // The build step of a batch's node through its lane (started now when it has none, or a
   // stale one); `failed` as for EnsureBuilt.
-  Status BuildInLane(Node* node, bool* failed);
+  Result<bool> BuildInLane(Node* node);
   // The check the node's lane ran, if any (and then its lane is done).
   std::optional<Measurement> TakeLaneCheck(const Node& node);
   void DiscardLane(NodeId id);                        // waits for its thread and drops what it did
@@ -296,15 +306,15 @@ class Orchestrator {
   CampaignMeta saved_meta_;  // as last written to the store
   // Ensures the node's worktree exists and is built in this process (after a resume the
   // build is replayed: builds are idempotent, and a fresh process cannot trust old outputs).
-  Status EnsureBuilt(Node* node, bool* failed);
+  Result<bool> EnsureBuilt(Node* node);  // false: the build failed, `node` is finished
   // Makes `node`'s worktree the current one (worktree_), preparing it unless it already is.
   Status PrepareWorktree(const Node& node);
   // Records the result of `node`'s build: its cost, and on failure the crash (`failed`).
-  Status RecordBuild(Node* node, const StepResult& r, bool* failed);
-  std::string worktree_;            // of the node in flight
-  NodeId prepared_node_ = kNoNode;  // whose worktree worktree_ is
-  NodeId built_node_ = kNoNode;     // built in this process
-  NodeId base_node_ = kNoNode;      // incumbent whose worktree is built for the A/B base arm
+  Result<bool> RecordBuild(Node* node, const StepResult& r);  // as EnsureBuilt
+  std::string worktree_;                                      // of the node in flight
+  NodeId prepared_node_ = kNoNode;                            // whose worktree worktree_ is
+  NodeId built_node_ = kNoNode;                               // built in this process
+  NodeId base_node_ = kNoNode;  // incumbent whose worktree is built for the A/B base arm
   std::string base_worktree_;
   std::vector<NodeId> publishers_;      // nodes that published constraints
   std::set<std::string> check_failed_;  // candidate keys that failed a check (NoteCheckFailure)
@@ -337,6 +347,9 @@ bool SameExceptElapsed(const CampaignMeta& a, const CampaignMeta& b);
 
 // Summary helpers shared with views and tests.
 std::string DescribeStep(const StepResult& r);
+// A failure that says something about the state that ran: it exited non-zero or was killed.
+// A timeout, a spawn error, unreadable output or a run the executor lost can be the machine's.
+bool StateFailed(const StepResult& r);
 
 // A pair node's implementation (moves.h, Move::kPair): the companion on the parent's state, then
 // the node's own candidate on top of it in the same worktree. One result: the second's overlay,

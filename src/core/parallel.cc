@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/moves.h"
 #include "core/orchestrator.h"
 #include "util/check.h"
 
@@ -69,6 +70,14 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
     n.cost_s += stale.duration_s;
     TakeProposals(&n, std::move(stale.proposals));
   }
+  // A branch node's state was its branch's, on the old incumbent: re-dispatched on the new one
+  // as the pair it was (its branch one idea), or as its own candidate alone.
+  if (tree_.IsBranch(n)) {
+    const std::optional<std::string> with = PairedWith(tree_, n);
+    auto& flags = n.critic.flags;
+    flags.erase(std::remove(flags.begin(), flags.end(), std::string(kBranchFlag)), flags.end());
+    if (with) AddFlag(&n, CompanionFlag(*with));
+  }
   n.parent = tree_.Incumbent();
   n.step = Step::kApply;
   n.commit.clear();
@@ -95,7 +104,7 @@ Status Orchestrator::RecordReady(NodeId except) {
   for (const auto& [seq, id] : order) {
     InFlight& flight = *in_flight_.at(id);
     const Node* n = tree_.Find(id);
-    if (id == except || n->parent != tree_.Incumbent() || n->step != Step::kApply) break;
+    if (id == except || tree_.BaseOf(id) != tree_.Incumbent() || n->step != Step::kApply) break;
     if (!flight.ready) {
       if (flight.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
       flight.ready = flight.result.get();
@@ -133,7 +142,7 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
     if (stop_requested_.load()) break;
     const Node* n = tree_.Find(id);
     if (n->step == Step::kDone) continue;
-    if (n->parent != tree_.Incumbent()) {
+    if (tree_.BaseOf(id) != tree_.Incumbent()) {
       status = Redispatch(id, "the best state moved (node " + std::to_string(tree_.Incumbent()) +
                                   " kept) before its turn");
       if (!status.ok()) break;

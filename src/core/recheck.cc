@@ -24,7 +24,7 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
                                       bool* handled) {
   *handled = false;
   if (!critic_ || !spec_.critic.recheck) return {};
-  const Node* parent = tree_.Find(node->parent);
+  const Node* parent = tree_.Find(tree_.BaseOf(node->id));  // the state it is judged against
   if (parent == nullptr || parent->id == kRootId || parent->outcome != Outcome::kKept ||
       parent->id != tree_.Incumbent()) {
     return {};
@@ -58,13 +58,14 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
 Result<bool> Orchestrator::ProbePasses(const Node& state, Recheck probe, int times, Node* node,
                                        bool* done) {
   const bool bench = probe == Recheck::kBench;
-  ARBOR_TRY(EnsureBaseBuilt(state, done, node));
-  if (*done) {
+  ARBOR_TRY_ASSIGN(const bool built, EnsureBaseBuilt(state, node));
+  if (!built) {
     // Without a node being judged (the final validation) a state that no longer builds is
     // simply not clean; with one, `node` was finished by the failed build.
-    if (node == nullptr) *done = false;
+    *done = node != nullptr;
     return false;
   }
+  *done = false;
   std::optional<MeasurementScope> scope;  // benchmark runs hold the machine, as in an A/B
   if (bench) scope.emplace(ports_.target, node != nullptr ? node->id : state.id);
   for (int i = 0; i < times; ++i) {

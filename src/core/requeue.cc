@@ -21,7 +21,8 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     const Node* from = tree_.Find(q.from);
     Node n;
     n.id = next++;
-    n.parent = parent.id;
+    const Node* state = q.under != kNoNode ? tree_.Find(q.under) : &parent;
+    n.parent = state->id;
     if (!q.key.empty()) {  // a candidate named by its key (a pair's own side)
       std::tie(n.action_id, n.value) = SplitCandidateKey(q.key);
       const ActionSpec* action = catalog_.FindAction(n.action_id);
@@ -35,10 +36,12 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     }
     n.outcome = Outcome::kPending;
     n.step = Step::kNone;
-    n.overlay = parent.overlay;
+    n.overlay = state->overlay;
     n.created_s = CampaignTime();
     n.critic.requeued_from = q.from;
+    n.critic.opened = q.reason;
     n.critic.flags.push_back(MoveFlag(q.move));
+    if (q.under != kNoNode) n.critic.flags.push_back(std::string(kBranchFlag));
     if (q.with) n.critic.flags.push_back(CompanionFlag(*q.with));
     // A drop takes its change out rather than applying it.
     if (q.move == Move::kDrop)
@@ -73,8 +76,7 @@ std::vector<Node> Orchestrator::IntrospectAfterKeep(const Node& kept, const Prof
 std::vector<Node> Orchestrator::SupersedePending(NodeId parent, NodeId except,
                                                  const std::string& diagnosis) {
   std::vector<Node> out;
-  for (NodeId child : tree_.Children(parent)) {
-    const Node* c = tree_.Find(child);
+  for (const Node* c : tree_.Below(parent)) {  // its children and branches
     if (c->outcome != Outcome::kPending || c->id == except) continue;
     Node p = *c;
     p.outcome = Outcome::kPruned;
@@ -99,9 +101,16 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
       if (!queued.count(CandidateKey(kept.action_id, *q.value))) moves.push_back(std::move(q));
     }
     // A kept pair: is each side needed? One may be a passenger of the other's gain. (Not a
-    // kept swap: the drop of its change was measured, and lost, at the same incumbent.)
+    // kept swap: the drop of its change was measured, and lost, at the same incumbent.) The
+    // same for each change of a kept branch.
     if (CompanionKey(kept) && !DroppedKey(kept)) {
       for (Requeue& q : Drops(tree_, catalog_, kept.id, kept.id)) moves.push_back(std::move(q));
+    }
+    if (tree_.IsBranch(kept)) {
+      for (const Node* b : tree_.BranchPath(kept.id)) {
+        if (DroppedKey(*b)) continue;
+        for (Requeue& q : Drops(tree_, catalog_, kept.id, b->id)) moves.push_back(std::move(q));
+      }
     }
   }
   return RequeueUnder(kept, moves);
@@ -127,7 +136,10 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   const Promise promise = PromiseAt(inc->id);
   if (spec_.search.pairs) {
     std::vector<Requeue> led =
-        PairsOrTheirSidesAlone(tree_, Pairs(tree_, catalog_, inc->id, kPairBatch, promise), moves);
+        PairsOrTheirSidesAlone(tree_,
+                               Pairs(tree_, catalog_, inc->id, kPairBatch, promise,
+                                     PairKinds::kHopeful, spec_.search.branches),
+                               moves);
     if (!led.empty()) moves = std::move(led);
   }
   if (moves.empty() && critic_) moves = Remeasure(tree_, inc->id, spec_.critic);
@@ -135,7 +147,8 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // The last resort, so that a budget the user gave is spent: what the rules above held back.
   if (moves.empty()) moves = Revisit(tree_, catalog_, inc->id, /*back_off=*/false);
   if (moves.empty() && spec_.search.pairs) {
-    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kEvery);
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kEvery,
+                  spec_.search.branches);
   }
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, LastLooks::kAnswered);
   // Then each change kept on the path, taken back out: the keeps since may have made it cost;
@@ -143,7 +156,8 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   if (moves.empty()) moves = Drops(tree_, catalog_, inc->id);
   if (moves.empty()) moves = Swaps(tree_, catalog_, inc->id);
   if (moves.empty() && spec_.search.pairs) {
-    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kRetunes);
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kRetunes,
+                  spec_.search.branches);
   }
   // At last, each keep verified again: its drop, measured clearly slower, at 2×, 4×, 8×.
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, LastLooks::kKeepsToo);

@@ -49,10 +49,10 @@ std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
   std::vector<Candidate> applicable;
   // Only the applicable ones: without the exclusions Classify is O(applicable), not O(catalog).
   catalog_.Classify(tree_, inc_id, &applicable, nullptr);
-  // Ideas the Critic re-queued under the incumbent compete like any other candidate.
+  // Ideas the Critic re-queued under the incumbent, or in a branch judged against it,
+  // compete like any other candidate.
   std::vector<NodeId> pending(applicable.size(), kNoNode);
-  for (NodeId child : tree_.Children(inc_id)) {
-    const Node* c = tree_.Find(child);
+  for (const Node* c : tree_.Below(inc_id)) {
     if (c->outcome != Outcome::kPending) continue;
     const ActionSpec* action = catalog_.FindAction(c->action_id);
     if (action == nullptr) continue;
@@ -187,6 +187,15 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
     const Node* c = tree_.Find(child);
     if (c->outcome == Outcome::kPruned) recorded.insert(c->CandidateKey());
   }
+  // A pair's (or a branch's) hypothesis is that together the changes behave otherwise: a ban
+  // one of them earned alone does not veto it.
+  auto together = [&](const Node& n) {
+    std::vector<std::string> keys;
+    for (const Node* b : tree_.BranchPath(n.id)) {
+      for (std::string& k : AppliedKeys(*b)) keys.push_back(std::move(k));
+    }
+    return keys;
+  };
   Mutation m;
   NodeId next = tree_.MaxId() + 1;
   for (const ScoredCandidate& s : scored) {
@@ -196,10 +205,10 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
       allowed->push_back(s);
       continue;
     }
-    auto violated = Violated(pending != nullptr && CompanionKey(*pending)
-                                 ? WithoutBansOf(active, AppliedKeys(*pending))
-                                 : active,
-                             s.candidate);
+    const bool composite =
+        pending != nullptr && (CompanionKey(*pending) || tree_.IsBranch(*pending));
+    auto violated =
+        Violated(composite ? WithoutBansOf(active, together(*pending)) : active, s.candidate);
     const KbReplay* replay = here.empty() ? nullptr : kb_priors_.Replay(s.candidate.key, here);
     if (!violated && replay == nullptr) {
       allowed->push_back(s);
@@ -236,7 +245,9 @@ Status Orchestrator::PruneViolations(const std::vector<ScoredCandidate>& scored,
 }
 
 Result<NodeId> Orchestrator::Open(const ScoredCandidate& chosen) {
-  NodeId parent = tree_.Incumbent();
+  // A re-queued node opens where it waits: under the incumbent, or in a branch.
+  NodeId parent =
+      chosen.pending != kNoNode ? tree_.Find(chosen.pending)->parent : tree_.Incumbent();
   Node n;
   if (chosen.pending != kNoNode) n = *tree_.Find(chosen.pending);
   n.id = chosen.pending != kNoNode ? chosen.pending : tree_.MaxId() + 1;

@@ -111,6 +111,10 @@ struct SearchSpec {
   bool revisit = true;
   // With revisit: when the single moves are spent too, pairs of candidates (moves.h, Pairs).
   bool pairs = true;
+  // Branches (docs/search.md): a pair whose other side ran at the incumbent is opened under
+  // that node, and reverted pairs, swaps and branches are followed up in their own subtrees.
+  // false (the `arbor-hillclimb` ablation): every node is a child of the incumbent.
+  bool branches = true;
 };
 
 struct CriticSpec {

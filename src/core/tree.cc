@@ -95,9 +95,8 @@ void Tree::Upsert(const Node& node) { Upsert(Node(node)); }
 
 void Tree::Upsert(Node&& node) {
   ARBOR_CHECK(node.id != kNoNode, "Tree::Upsert of a node without id");
-  ARBOR_CHECK(node.parent == kNoNode || nodes_.count(node.parent) > 0,
-              "Tree::Upsert of node " + std::to_string(node.id) + " before its parent " +
-                  std::to_string(node.parent));
+  // Its parent may come later: a node re-dispatched under a node kept before it in a parallel
+  // batch has a smaller id than its parent, and stores load by id.
   auto it = nodes_.find(node.id);
   const Node* old = it == nodes_.end() ? nullptr : &it->second;
   Journal(old, node);
@@ -251,9 +250,24 @@ std::vector<const Node*> Tree::Path(NodeId id) const {
 }
 
 std::set<std::string> Tree::AppliedActions(NodeId id) const {
+  return Applied(id, IsBranchState(id));
+}
+
+std::set<std::string> Tree::StateKeys(NodeId id) const { return Applied(id, true); }
+
+bool Tree::IsBranchState(NodeId id) const {
+  const Node* n = Find(id);
+  return n != nullptr && IsBranch(*n);
+}
+
+std::set<std::string> Tree::Applied(NodeId id, bool with_branch) const {
   std::set<std::string> applied;
+  const NodeId base = with_branch ? BaseOf(id) : kNoNode;
+  bool in_branch = false;  // below the base: every node's change is in the state
   for (const Node* n : Path(id)) {
-    if (n->id == kRootId || n->outcome != Outcome::kKept) continue;
+    const bool applies = in_branch || (n->id != kRootId && n->outcome == Outcome::kKept);
+    if (base != kNoNode && n->id == base) in_branch = true;
+    if (!applies) continue;
     for (std::string& k : AppliedKeys(*n)) applied.insert(std::move(k));
     for (const std::string& k : RemovedKeys(*n)) applied.erase(k);
   }
@@ -291,6 +305,42 @@ NodeId Tree::Incumbent() const {
   incumbent_ = current->id;
   incumbent_valid_ = true;
   return incumbent_;
+}
+
+NodeId Tree::BaseOf(NodeId id) const {
+  const Node* n = Find(id);
+  while (n != nullptr && IsBranch(*n)) n = Find(n->parent);
+  return n == nullptr ? kNoNode : n->parent;
+}
+
+bool Tree::IsBranch(const Node& node) const { return HasFlag(node, kBranchFlag); }
+
+std::vector<const Node*> Tree::BranchPath(NodeId id) const {
+  std::vector<const Node*> out;
+  const Node* n = Find(id);
+  for (; n != nullptr && IsBranch(*n); n = Find(n->parent)) out.push_back(n);
+  if (n != nullptr) out.push_back(n);  // the branch's root: an ordinary child of the base
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<const Node*> Tree::Below(NodeId base) const {
+  std::vector<const Node*> out;
+  std::vector<NodeId> todo;
+  // A branch child of `base` (a carried node's) is judged against base's own base.
+  for (auto it = Children(base).rbegin(); it != Children(base).rend(); ++it) {
+    if (!IsBranch(*Find(*it))) todo.push_back(*it);
+  }
+  while (!todo.empty()) {
+    const Node* n = Find(todo.back());
+    todo.pop_back();
+    out.push_back(n);
+    const std::vector<NodeId>& kids = Children(n->id);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
+      if (IsBranch(*Find(*it))) todo.push_back(*it);
+    }
+  }
+  return out;
 }
 
 std::vector<NodeId> Tree::Unfinished() const {

@@ -48,7 +48,8 @@ class Tree {
   Tree& operator=(Tree&& other) noexcept;
   ~Tree() = default;
 
-  // Adds or replaces a node (by id). Parents must be added before children.
+  // Adds or replaces a node (by id). In any order: a parent may come after its children (the
+  // answers are those of the whole tree once every node is in).
   void Upsert(const Node& node);
   void Upsert(Node&& node);
   // Capacity for `n` nodes (a resume knows how many it loads).
@@ -68,15 +69,33 @@ class Tree {
 
   // Root .. id inclusive.
   std::vector<const Node*> Path(NodeId id) const;
-  // Candidate keys applied on the path (kept nodes, root excluded) and their action ids; a kept
-  // drop takes its change back out.
+  // Candidate keys applied on the path and their action ids: those of the kept nodes on it
+  // (root excluded) and, for a branch node, of its BranchPath; a drop takes its change back out.
   std::set<std::string> AppliedActions(NodeId id) const;
+  // The same for the state of any node: its BranchPath counts whatever its outcome (a reverted
+  // pair's state holds both sides).
+  std::set<std::string> StateKeys(NodeId id) const;
   // Candidate keys of the children (pruned ones excepted) of every node on the path of `id`:
   // what was already tried from this state or an ancestor state (failures propagate down).
   std::set<std::string> TriedAlongPath(NodeId id) const;
   // The incumbent: start at the root and follow the kept child (there is at most one per
-  // node in a depth-first campaign; the latest wins) until none. Cached.
+  // node; the latest wins) until none. Cached. The kept chain from the root to it is the
+  // main line: the best state found, and the campaign branch.
   NodeId Incumbent() const;
+
+  // Branches (docs/search.md, "Branches"): a branch node (flag kBranchFlag) hangs under a node
+  // that was judged against the incumbent and not kept (a reverted idea, a pair, a swap, or
+  // another branch node): its state is its parent's plus its own change, and it is judged
+  // against the same base, the parent of the branch's topmost node. Any other node is judged
+  // against its parent.
+  NodeId BaseOf(NodeId id) const;
+  bool IsBranch(const Node& node) const;
+  // The nodes from the branch's topmost node (a child of BaseOf(id)) down to `id`, top down:
+  // the changes id's state carries on top of its base. Just `id` for a node that is no branch.
+  std::vector<const Node*> BranchPath(NodeId id) const;
+  // The nodes judged against `base`: its children that are no branch nodes, and the branch
+  // nodes below them, depth first, children in id order.
+  std::vector<const Node*> Below(NodeId base) const;
   // Nodes in outcome kRunning or kPending, ordered by id.
   std::vector<NodeId> Unfinished() const;
   // Number of finished non-root nodes, and how many of them trailing (by seq) are not kept.
@@ -98,6 +117,8 @@ class Tree {
   void Link(const Node* old, const Node& node);
   void UpdateIncumbent(const Node* old, const Node& node);
   int CountNonKeptAfter(const std::optional<SeqKey>& after) const;
+  bool IsBranchState(NodeId id) const;
+  std::set<std::string> Applied(NodeId id, bool with_branch) const;
 
   uint64_t uid_;
   std::unordered_map<NodeId, Node> nodes_;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <utility>
 
 namespace arbor {
@@ -52,6 +54,84 @@ TEST(TreeTest, FindChildrenAndAll) {
   std::vector<NodeId> ids;
   for (const Node* n : t.All()) ids.push_back(n->id);
   EXPECT_EQ(ids, (std::vector<NodeId>{1, 2, 3, 4, 5, 6, 7}));
+}
+
+// A node re-dispatched under a node kept before it in a parallel batch has a smaller id than
+// its parent, and stores load nodes by id: a child may come before its parent, and the tree
+// answers as if they had come the other way round.
+TEST(TreeTest, AChildMayComeBeforeItsParent) {
+  Tree ordered = SampleTree();
+  ordered.Upsert(MakeNode(8, 5, "g", Outcome::kKept, 6));
+  ordered.Upsert(MakeNode(9, 8, "h", Outcome::kReverted, 7));
+  Tree shuffled;
+  shuffled.Upsert(MakeNode(9, 8, "h", Outcome::kReverted, 7));
+  shuffled.Upsert(MakeNode(7, 5, "e", Outcome::kRunning, 5));
+  shuffled.Upsert(MakeNode(5, 2, "d", Outcome::kKept, 4, "8"));
+  shuffled.Upsert(MakeNode(8, 5, "g", Outcome::kKept, 6));
+  shuffled.Upsert(MakeNode(4, 2, "c", Outcome::kReverted, 3));
+  shuffled.Upsert(MakeNode(2, 1, "a", Outcome::kKept, 1));
+  shuffled.Upsert(MakeNode(6, 1, "f", Outcome::kPruned));
+  shuffled.Upsert(MakeNode(3, 1, "b", Outcome::kCrashed, 2));
+  shuffled.Upsert(Root());
+  EXPECT_EQ(shuffled.Incumbent(), ordered.Incumbent());
+  EXPECT_EQ(shuffled.Incumbent(), 8);
+  for (NodeId id = 1; id <= 9; ++id) {
+    EXPECT_EQ(shuffled.Children(id), ordered.Children(id)) << id;
+    EXPECT_EQ(shuffled.TriedAlongPath(id), ordered.TriedAlongPath(id)) << id;
+    EXPECT_EQ(shuffled.AppliedActions(id), ordered.AppliedActions(id)) << id;
+  }
+  EXPECT_EQ(shuffled.FinishedCount(), ordered.FinishedCount());
+  EXPECT_EQ(shuffled.TrailingNonKept(), ordered.TrailingNonKept());
+}
+
+// Branches: r(3), reverted under the incumbent a(2), holds follow-ups x(4) and, under x, y(5);
+// an ordinary child z(6) of the reverted r is no branch (an un-kept path's leftover).
+Tree BranchTree() {
+  Tree t;
+  t.Upsert(Root());
+  t.Upsert(MakeNode(2, 1, "a", Outcome::kKept, 1));
+  t.Upsert(MakeNode(3, 2, "r", Outcome::kReverted, 2));
+  Node x = MakeNode(4, 3, "x", Outcome::kReverted, 3);
+  AddFlag(&x, kBranchFlag);
+  t.Upsert(x);
+  Node y = MakeNode(5, 4, "y", Outcome::kPending);
+  AddFlag(&y, kBranchFlag);
+  t.Upsert(y);
+  t.Upsert(MakeNode(6, 3, "z", Outcome::kReverted, 4));
+  return t;
+}
+
+TEST(TreeTest, ABranchIsJudgedAgainstTheStateItBranchedUnder) {
+  Tree t = BranchTree();
+  EXPECT_EQ(t.Incumbent(), 2);
+  EXPECT_FALSE(t.IsBranch(*t.Find(3)));
+  EXPECT_TRUE(t.IsBranch(*t.Find(4)));
+  EXPECT_EQ(t.BaseOf(3), 2);
+  EXPECT_EQ(t.BaseOf(4), 2);
+  EXPECT_EQ(t.BaseOf(5), 2);
+  EXPECT_EQ(t.BaseOf(6), 3) << "not a branch: judged against its parent";
+  std::vector<NodeId> path;
+  for (const Node* n : t.BranchPath(5)) path.push_back(n->id);
+  EXPECT_EQ(path, (std::vector<NodeId>{3, 4, 5}));
+  path.clear();
+  for (const Node* n : t.BranchPath(3)) path.push_back(n->id);
+  EXPECT_EQ(path, (std::vector<NodeId>{3}));
+  std::vector<NodeId> below;
+  for (const Node* n : t.Below(2)) below.push_back(n->id);
+  EXPECT_EQ(below, (std::vector<NodeId>{3, 4, 5})) << "z is no branch of the incumbent's";
+  // The state of a branch node holds its branch; the path's kept changes for any other node.
+  EXPECT_EQ(t.AppliedActions(5), (std::set<std::string>{"a", "r", "x", "y"}));
+  EXPECT_EQ(t.AppliedActions(3), (std::set<std::string>{"a"}));
+  EXPECT_EQ(t.StateKeys(3), (std::set<std::string>{"a", "r"}));
+  // Kept, the branch carried: the incumbent follows the kept chain into it.
+  Node r = *t.Find(3);
+  r.outcome = Outcome::kKept;
+  t.Upsert(r);
+  Node x = *t.Find(4);
+  x.outcome = Outcome::kKept;
+  t.Upsert(x);
+  EXPECT_EQ(t.Incumbent(), 4);
+  EXPECT_EQ(t.BaseOf(4), 2) << "kept, it was still judged against a";
 }
 
 TEST(TreeTest, UpsertReplacesWithoutDuplicatingChildren) {

@@ -2,25 +2,38 @@
 // binary and a kill -9 is IntegrationStop.AKill9OfArborTakesWhatItsCommandsStartedWithIt.
 #include "exec/watchdog.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
 namespace arbor {
 namespace {
 
-// A shell in a session of its own whose child sleeps; returns the shell's pid (== its sid).
+// A shell in a session of its own whose child sleeps; returns the shell's pid (== its sid)
+// once the session exists: on a loaded machine the child may not have run setsid() by the time
+// the watchdog is told of it, and a session that does not exist yet cannot be killed.
 pid_t StartSession() {
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) return -1;
   const pid_t pid = fork();
   if (pid == 0) {
+    close(ready[0]);
     setsid();
+    close(ready[1]);  // the parent's read returns: the session exists
     execl("/bin/sh", "sh", "-c", "sleep 3301.5 & wait", static_cast<char*>(nullptr));
     _exit(127);
   }
+  close(ready[1]);
+  char byte = 0;
+  while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  close(ready[0]);
   return pid;
 }
 

@@ -121,6 +121,7 @@ nlohmann::json CriticJson(const CriticNote& n) {
   j["suggestion"] = n.suggestion;
   j["requeued_from"] =
       n.requeued_from == kNoNode ? nlohmann::json(nullptr) : nlohmann::json(n.requeued_from);
+  j["opened"] = OptionalString(n.opened);
   j["flags"] = n.flags;
   return j;
 }

@@ -194,6 +194,9 @@ std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs,
     if (!c.evidence.empty()) out += Row("evidence", c.evidence);
     if (!c.suggestion.empty()) out += Row("suggestion", c.suggestion);
     if (c.requeued_from != kNoNode) out += Row("retries", "#" + std::to_string(c.requeued_from));
+    if (!c.opened.empty()) {
+      out += Row(HasFlag(n, kBranchFlag) ? "branch opened" : "opened", c.opened);
+    }
     if (!c.flags.empty()) out += Row("flags", Join(c.flags, ", "));
     out += "</table>";
     if (!c.constraints.empty()) {

@@ -160,6 +160,11 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
   }
   if (c.requeued_from != kNoNode)
     Field(out, "requeued", "from #" + std::to_string(c.requeued_from));
+  if (!c.opened.empty()) {
+    Field(
+        out, HasFlag(node, kBranchFlag) ? "branch" : "opened",
+        (HasFlag(node, kBranchFlag) ? "of #" + std::to_string(node.parent) + ": " : "") + c.opened);
+  }
   if (!c.flags.empty()) Field(out, "flags", Join(c.flags, ", "));
   for (const Constraint& k : c.constraints) Field(out, "constraint", DescribeConstraint(k));
   if (!node.summary.empty()) Field(out, "summary", node.summary);

@@ -44,7 +44,7 @@ TEST(ShowJsonTest, Shape) {
       "metric": 1500.0, "gain": 0.5, "diagnosis": "", "summary": "set -O2",
       "critic": {"p_value": null, "ci_low": null, "ci_high": null, "confirmed": false,
                  "rca": "", "evidence": "", "suggestion": "", "requeued_from": null,
-                 "flags": []},
+                 "flags": [], "opened": null},
       "constraints": [],
       "created_s": 0.0, "finished_s": 0.0, "cost_s": 30.0,
       "samples": [{"arm": "parent", "rep": 0, "value": 1000.0, "extra": {}},

@@ -88,6 +88,12 @@ void AppendAsciiLine(const Node& n, bool on_incumbent_path, const AsciiOptions& 
   }
   std::string where = report::LayerCategory(n);
   if (!where.empty()) out += "  [" + where + "]";
+  // A branch from a node off the main line says so, and why it was opened.
+  if (HasFlag(n, kBranchFlag)) {
+    out += "  branch of #" + std::to_string(n.parent);
+    if (!n.critic.opened.empty()) out += ": " + report::Shorten(n.critic.opened, kDiagnosisChars);
+  }
+  if (HasFlag(n, "carried")) out += "  (carried onto the main line by a branch)";
   if (ShowsDiagnosis(n)) out += "  — " + report::Shorten(n.diagnosis, kDiagnosisChars);
   out += '\n';
 }
@@ -144,6 +150,10 @@ void FillTreeNodeJson(const Node& n, nlohmann::json& j) {
   j["metric"] = report::OptionalNumber(n.metric);
   j["gain"] = report::OptionalNumber(n.gain);
   j["diagnosis"] = n.diagnosis;
+  // A branch node hangs under a node that is not on the main line (docs/search.md); `opened`
+  // says why a re-queued node was opened, a branch's reason included.
+  j["branch"] = HasFlag(n, kBranchFlag);
+  j["opened"] = report::OptionalString(n.critic.opened);
   j["constraints"] = report::ConstraintsJson(n.critic.constraints);
   if (!n.critic.empty()) j["critic"] = report::CriticJson(n.critic);
   if (!n.agent.empty()) j["agent"] = report::AgentJson(n.agent);

@@ -90,7 +90,7 @@ TEST(TreeJsonTest, ShapeAndValues) {
       "id": 1, "parent": null, "action": "baseline", "category": "", "layer": "",
       "values": null, "outcome": "baseline", "metric": 1000.0, "gain": null, "diagnosis": "",
       "constraints": [], "score": null, "step": "done", "seq": 0, "commit": "c1",
-      "cost_s": 0.0, "summary": ""})");
+      "cost_s": 0.0, "summary": "", "branch": false, "opened": null})");
   EXPECT_EQ(tree["nodes"][0], root);
   nlohmann::json o2 = nlohmann::json::parse(R"({
       "id": 2, "parent": 1, "action": "compiler.O2", "category": "flags", "layer": "compiler",
@@ -99,7 +99,8 @@ TEST(TreeJsonTest, ShapeAndValues) {
       "score": {"g": 0.25, "c": 30.0, "c_norm": 0.5, "r_acc": 0.0, "r_crash": 0.01,
                 "m_gap": 1.0, "bonus": 0.125, "exploit": 0.5, "h": 0.75,
                 "speedup": 0.0, "kb": []},
-      "step": "done", "seq": 1, "commit": "c2", "cost_s": 30.0, "summary": "set -O2"})");
+      "step": "done", "seq": 1, "commit": "c2", "cost_s": 30.0, "summary": "set -O2",
+      "branch": false, "opened": null})");
   EXPECT_EQ(tree["nodes"][1], o2);
   const nlohmann::json& tiled = tree["nodes"][3];
   EXPECT_EQ(tiled["id"], 4);
@@ -111,7 +112,7 @@ TEST(TreeJsonTest, ShapeAndValues) {
   EXPECT_EQ(crashed["step"], "build");
   EXPECT_TRUE(crashed["score"].is_object());
   EXPECT_TRUE(tree["nodes"][6]["score"].is_null());  // pending: never dispatched
-  for (const auto& node : tree["nodes"]) EXPECT_EQ(node.size(), 17u) << node.dump();
+  for (const auto& node : tree["nodes"]) EXPECT_EQ(node.size(), 19u) << node.dump();
 }
 
 // A node a specialist implemented carries "agent"; every other node has no such key.

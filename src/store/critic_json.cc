@@ -67,6 +67,7 @@ std::string EncodeCritic(const CriticNote& n) {
   if (!n.evidence.empty()) j["evidence"] = n.evidence;
   if (!n.suggestion.empty()) j["suggestion"] = n.suggestion;
   if (n.requeued_from != kNoNode) j["requeued_from"] = n.requeued_from;
+  if (!n.opened.empty()) j["opened"] = n.opened;
   if (!n.flags.empty()) j["flags"] = n.flags;
   if (!n.constraints.empty()) {
     json list = json::array();
@@ -90,6 +91,7 @@ Result<CriticNote> DecodeCritic(std::string_view text) {
     n.evidence = GetString(j, "evidence");
     n.suggestion = GetString(j, "suggestion");
     n.requeued_from = j.value("requeued_from", static_cast<NodeId>(kNoNode));
+    n.opened = GetString(j, "opened");
     if (auto it = j.find("flags"); it != j.end() && it->is_array()) {
       for (const auto& f : *it) {
         if (f.is_string()) n.flags.push_back(f.get<std::string>());

@@ -85,3 +85,15 @@ inline Error MakeError(std::string message, int code = 0) {
     auto arbor_try_r_ = (expr);                          \
     if (!arbor_try_r_.ok()) return arbor_try_r_.error(); \
   } while (0)
+
+// Propagates an error from an expression returning Result<T>, else assigns its value:
+//   ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+// A statement (it declares a temporary in the enclosing scope), not an expression.
+#define ARBOR_TRY_ASSIGN(lhs, expr) \
+  ARBOR_TRY_ASSIGN_IMPL_(ARBOR_TRY_CONCAT_(arbor_try_v_, __LINE__), lhs, expr)
+#define ARBOR_TRY_CONCAT_(a, b) ARBOR_TRY_CONCAT2_(a, b)
+#define ARBOR_TRY_CONCAT2_(a, b) a##b
+#define ARBOR_TRY_ASSIGN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                           \
+  if (!tmp.ok()) return tmp.error();           \
+  lhs = std::move(*tmp)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace arbor::integration {
@@ -103,7 +104,19 @@ std::vector<TreeNode> ParseTree(const nlohmann::json& tree) {
         if (n.flags.back().rfind("without:", 0) == 0) n.drop = true;
       }
     }
+    n.branch = j.value("branch", false);
+    n.opened = StringOr(j, "opened");
     out.push_back(std::move(n));
+  }
+  // A branch node's state holds its parent's: its key names it as a pair's does ("W+X").
+  std::map<int64_t, const TreeNode*> by_id;
+  for (const TreeNode& n : out) by_id[n.id] = &n;
+  std::map<int64_t, std::string> with;
+  for (const TreeNode& n : out) {
+    if (n.branch && by_id.count(n.parent)) with[n.id] = by_id[n.parent]->Key();
+  }
+  for (TreeNode& n : out) {
+    if (with.count(n.id)) n.with = with[n.id];
   }
   return out;
 }

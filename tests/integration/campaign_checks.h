@@ -27,8 +27,11 @@ struct TreeNode {
   std::string commit;
   nlohmann::json metric;           // number or null, as printed
   std::vector<std::string> flags;  // the Critic's ("move:remeasure", "inconclusive", …)
-  std::string with;                // a pair's companion key (flag "with:<key>"), else ""
+  std::string with;                // a pair's companion key (flag "with:<key>"), or a branch
+                                   // node's parent's Key(), else ""
   bool drop = false;               // a drop: its change taken back out (flag "without:<key>")
+  bool branch = false;             // a branch node (docs/search.md, "Branches")
+  std::string opened;              // why a re-queued node was opened
   // "action" or "action[value]", as Arbor's candidate keys; "companion+action…" for a pair, so
   // that a pair is never mistaken for its own side run alone; "-action…" for a drop.
   std::string Key() const {
