@@ -209,7 +209,7 @@ EnvOverlay OverlayWithout(const Tree& tree, const Catalog& catalog, NodeId at,
 // that revisit (once, where the pair stood): alone is the cheaper hypothesis, and a pair kept
 // for the sake of a side that now pays alone would keep a useless, or harmful, companion. Only
 // the revisits of the leading pairs' sides are spent: the others wait (the search benchmark
-// found a revisit worth less than a pair per evaluation, docs/benchmarks.md).
+// found a revisit worth less than a pair per evaluation, docs/history/benchmarks-log.md).
 std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<Requeue>& pairs,
                                             const std::vector<Requeue>& revisits);
 

@@ -130,7 +130,8 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // Pairs first, a few at a time (the next batch sees their results), the most promising
   // first: each costs an evaluation on a hypothesis no single measurement supports, but in the
   // search benchmark a pair found more per evaluation than a revisit or a re-measure did, and
-  // putting them before the revisits raised the median gain at budget 100 (docs/benchmarks.md).
+  // putting them before the revisits raised the median gain at budget 100
+  // (docs/history/benchmarks-log.md).
   // A pair with a side that is about to be revisited alone gives way to that revisit.
   std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
   const Promise promise = PromiseAt(inc->id);
