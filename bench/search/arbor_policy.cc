@@ -229,9 +229,10 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
       std::string fates;
       for (const auto& [nid, n] : c.store.nodes) {
         if (n.action_id != id) continue;
-        fates += " #" + std::to_string(nid) + (n.value.empty() ? "" : "[" + n.value + "]") + ":" +
-                 std::string(OutcomeName(n.outcome)) +
-                 (n.critic.rca.empty() ? "" : "/" + n.critic.rca);
+        fates +=
+            " #" + std::to_string(nid) + (n.value.empty() ? "" : "[" + n.value + "]") + ":" +
+            std::string(OutcomeName(n.outcome)) +
+            (n.critic.rca == RcaClass::kNone ? "" : "/" + std::string(RcaClassName(n.critic.rca)));
       }
       // Its marginal worth both ways: added to what was handed, and taken out of the optimum.
       Config with = final_state;

@@ -45,7 +45,7 @@ TEST(AnomalyLoopTest, ABrokenNumberIsNotKeptAndTheRealWinIs) {
   const Node* huge = rig.ByKey("broken.huge");
   ASSERT_NE(huge, nullptr);
   EXPECT_EQ(huge->outcome, Outcome::kReverted) << huge->diagnosis;
-  EXPECT_EQ(huge->critic.rca, "anomaly");
+  EXPECT_EQ(huge->critic.rca, RcaClass::kAnomaly);
   EXPECT_TRUE(HasFlag(*huge, "anomaly"));
   EXPECT_NE(huge->diagnosis.find("not kept without evidence"), std::string::npos)
       << huge->diagnosis;
@@ -91,7 +91,8 @@ TEST(AnomalyLoopTest, AWorkMetricThatFellIsNoEvidence) {
   const Node* huge = rig.ByKey("broken.huge");
   ASSERT_NE(huge, nullptr);
   EXPECT_EQ(huge->outcome, Outcome::kReverted);
-  EXPECT_TRUE(huge->critic.rca == "anomaly" || huge->critic.rca == "inflation") << huge->critic.rca;
+  EXPECT_TRUE(huge->critic.rca == RcaClass::kAnomaly || huge->critic.rca == RcaClass::kInflation)
+      << RcaClassName(huge->critic.rca);
 }
 
 TEST(AnomalyLoopTest, AnIncumbentReMeasuredOrdersOfMagnitudeOffIsUnkept) {
@@ -127,7 +128,7 @@ TEST(AnomalyLoopTest, AnIncumbentReMeasuredOrdersOfMagnitudeOffIsUnkept) {
   auto fast = rig.All("real.fast");
   ASSERT_GE(fast.size(), 2u);
   EXPECT_EQ(fast[0]->parent, timer[0]->id);
-  EXPECT_EQ(fast[0]->critic.rca, "anomalous_incumbent");
+  EXPECT_EQ(fast[0]->critic.rca, RcaClass::kAnomalousIncumbent);
   const Node* retry = fast.back();
   EXPECT_EQ(retry->parent, kRootId);
   EXPECT_EQ(retry->critic.requeued_from, fast[0]->id);

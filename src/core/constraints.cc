@@ -81,7 +81,7 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
   Constraint base;
   base.source = n.id;
   base.action = n.action_id;
-  std::string why = n.critic.rca + " at " + n.CandidateKey();
+  std::string why = std::string(RcaClassName(n.critic.rca)) + " at " + n.CandidateKey();
 
   // A parameter value that crashed, hung or ran out of memory: forbid the range beyond it,
   // away from values that ran, campaign-wide (such limits rarely depend on the path).
@@ -158,13 +158,13 @@ std::vector<Constraint> PublishFor(const Tree& tree, const PublishInput& in) {
     auto single = [&tree](const Node& x) {
       return !CompanionKey(x) && !DroppedKey(x) && !tree.IsBranch(x);
     };
-    if (n.critic.rca == "accuracy" && !n.category.empty() && single(n)) {
+    if (n.critic.rca == RcaClass::kAccuracy && !n.category.empty() && single(n)) {
       int failures = 0;
       bool kept = false;
       for (const Node* other : tree.All()) {
         if (other->category != n.category || other->id == n.id || !single(*other)) continue;
         kept |= other->outcome == Outcome::kKept;
-        failures += other->critic.rca == "accuracy" ? 1 : 0;
+        failures += other->critic.rca == RcaClass::kAccuracy ? 1 : 0;
       }
       ++failures;  // this node (the tree may still hold its running version)
       if (failures >= 2 && !kept) {

@@ -150,7 +150,7 @@ TEST(CriticLoopTest, AccuracyBreakersAreRevertedWithTheirRootCause) {
   const Node* n = rig.ByKey("math.fast");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->outcome, Outcome::kReverted);
-  EXPECT_EQ(n->critic.rca, "accuracy");
+  EXPECT_EQ(n->critic.rca, RcaClass::kAccuracy);
   EXPECT_EQ(n->diagnosis.rfind("accuracy: check", 0), 0u) << n->diagnosis;
   ASSERT_FALSE(n->critic.constraints.empty());
 }

@@ -6,8 +6,8 @@ namespace arbor {
 
 bool MayBranchFrom(const Node& node) {
   if (node.outcome != Outcome::kReverted || node.commit.empty()) return false;
-  const std::string& rca = node.critic.rca;
-  return rca == "no_gain" || rca == "not_confirmed" || rca == "accuracy";
+  const RcaClass rca = node.critic.rca;
+  return rca == RcaClass::kNoGain || rca == RcaClass::kNotConfirmed || rca == RcaClass::kAccuracy;
 }
 
 std::set<std::string> ChangeSet(const Tree& tree, const Node& node) {
@@ -28,8 +28,9 @@ std::vector<OpenState> Frontier(const Tree& tree, NodeId incumbent) {
   std::map<NodeId, OpenState> stats;
   for (const Node* n : below) {
     if (!tree.IsBranch(*n) || !IsEvaluated(*n)) continue;
-    const bool lost = n->outcome == Outcome::kReverted &&
-                      (n->critic.rca == "no_gain" || n->critic.rca == "not_confirmed");
+    const bool lost =
+        n->outcome == Outcome::kReverted &&
+        (n->critic.rca == RcaClass::kNoGain || n->critic.rca == RcaClass::kNotConfirmed);
     for (const Node* up = tree.Find(n->parent); up != nullptr; up = tree.Find(up->parent)) {
       OpenState& s = stats[up->id];
       ++s.visits;

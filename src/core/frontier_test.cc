@@ -9,7 +9,7 @@ namespace arbor {
 namespace {
 
 Node Make(NodeId id, NodeId parent, const std::string& action, Outcome outcome,
-          const std::string& rca = "", bool branch = false) {
+          RcaClass rca = RcaClass::kNone, bool branch = false) {
   Node n;
   n.id = id;
   n.parent = parent;
@@ -32,16 +32,16 @@ Tree Sample() {
   Node root = Make(kRootId, kNoNode, "baseline", Outcome::kBaseline);
   t.Upsert(root);
   t.Upsert(Make(2, 1, "a", Outcome::kKept));
-  t.Upsert(Make(3, 2, "r", Outcome::kReverted, "no_gain"));
-  Node p = Make(4, 2, "p", Outcome::kReverted, "not_confirmed");
+  t.Upsert(Make(3, 2, "r", Outcome::kReverted, RcaClass::kNoGain));
+  Node p = Make(4, 2, "p", Outcome::kReverted, RcaClass::kNotConfirmed);
   AddFlag(&p, CompanionFlag("q"));
   t.Upsert(p);
-  t.Upsert(Make(5, 2, "c", Outcome::kCrashed, "runtime_crash"));
-  t.Upsert(Make(6, 2, "k", Outcome::kReverted, "accuracy"));
-  t.Upsert(Make(7, 3, "x", Outcome::kReverted, "no_gain", true));
-  t.Upsert(Make(8, 7, "y", Outcome::kReverted, "no_gain", true));
+  t.Upsert(Make(5, 2, "c", Outcome::kCrashed, RcaClass::kRuntimeCrash));
+  t.Upsert(Make(6, 2, "k", Outcome::kReverted, RcaClass::kAccuracy));
+  t.Upsert(Make(7, 3, "x", Outcome::kReverted, RcaClass::kNoGain, true));
+  t.Upsert(Make(8, 7, "y", Outcome::kReverted, RcaClass::kNoGain, true));
   t.Upsert(Make(9, 2, "s", Outcome::kPending));
-  Node w = Make(10, 2, "w", Outcome::kReverted, "no_gain");
+  Node w = Make(10, 2, "w", Outcome::kReverted, RcaClass::kNoGain);
   w.commit.clear();
   t.Upsert(w);
   return t;
@@ -75,11 +75,11 @@ TEST(FrontierTest, TheChangeSetIsTheHypothesisWhicheverOrderTheBranchTook) {
   EXPECT_EQ(ChangeSet(t, *t.Find(8)), (std::set<std::string>{"r", "x", "y"}));
   EXPECT_EQ(ChangeSet(t, *t.Find(4)), (std::set<std::string>{"p", "q"}));
   // The same three changes reached the other way round.
-  t.Upsert(Make(11, 2, "x", Outcome::kReverted, "no_gain"));
-  t.Upsert(Make(12, 11, "y", Outcome::kReverted, "no_gain", true));
-  t.Upsert(Make(13, 12, "r", Outcome::kPending, "", true));
+  t.Upsert(Make(11, 2, "x", Outcome::kReverted, RcaClass::kNoGain));
+  t.Upsert(Make(12, 11, "y", Outcome::kReverted, RcaClass::kNoGain, true));
+  t.Upsert(Make(13, 12, "r", Outcome::kPending, RcaClass::kNone, true));
   EXPECT_EQ(ChangeSet(t, *t.Find(13)), ChangeSet(t, *t.Find(8)));
-  Node drop = Make(14, 2, "a", Outcome::kReverted, "no_gain");
+  Node drop = Make(14, 2, "a", Outcome::kReverted, RcaClass::kNoGain);
   AddFlag(&drop, DropFlag("a"));
   t.Upsert(drop);
   EXPECT_EQ(ChangeSet(t, *t.Find(14)), (std::set<std::string>{"-a"}));

@@ -52,7 +52,7 @@ TEST(InfrastructureTest, ALostRunIsRequeuedOnceAndNotHeldAgainstTheAction) {
     if (n.critic.requeued_from != kNoNode) retry = &n;
   }
   ASSERT_NE(crashed, nullptr);
-  EXPECT_EQ(crashed->critic.rca, "infrastructure");
+  EXPECT_EQ(crashed->critic.rca, RcaClass::kInfrastructure);
   EXPECT_NE(crashed->diagnosis.find("Slurm job"), std::string::npos) << crashed->diagnosis;
   ASSERT_NE(retry, nullptr) << "a declarative action is re-run after an infrastructure loss";
   EXPECT_EQ(retry->critic.requeued_from, crashed->id);

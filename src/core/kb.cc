@@ -167,7 +167,7 @@ KbEntry EntryFromNode(const Node& node, const ActionSpec& action, const KbContex
   }
   e.implied_speedup = ImpliedSpeedup(e.gain, e.target_share, goal);
   e.cost_s = node.cost_s;
-  e.rca = node.critic.rca;
+  e.rca = RcaClassName(node.critic.rca);
   e.controlled = context.controlled;
   e.recorded_at = context.now;
   std::string key = node.CandidateKey();

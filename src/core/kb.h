@@ -86,7 +86,9 @@ struct KbEntry {
   // inverted, clamped to [0.25, 100]); nullopt without a gain or a share.
   std::optional<double> implied_speedup;
   double cost_s = 0;
-  std::string rca;            // root-cause class of a failure
+  // Root-cause class of a failure: RcaClassName of the node's, or an imported entry's own word
+  // (an entry file is written by hand too), so the rules read it through ParseRcaClass.
+  std::string rca;
   std::string lesson;         // one paragraph: what happened and what it teaches
   bool controlled = false;    // measured interleaved under the Critic (not --no-critic)
   double recorded_at = 0;     // unix seconds

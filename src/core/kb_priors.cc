@@ -37,7 +37,7 @@ struct Obs {
     }
     reached_check = e.outcome != "crashed";
     accuracy_failure = e.accuracy_failure;
-    counts_for_crash = e.rca != "infrastructure";
+    counts_for_crash = ParseRcaClass(e.rca) != RcaClass::kInfrastructure;
     crashed = e.outcome == "crashed";
     cost_s = e.cost_s;
   }
@@ -289,8 +289,15 @@ KbPriors KbPriors::Compute(const std::vector<KbEntry>& entries,
 bool IsDeterministicFailure(const KbEntry& e) {
   if (e.accuracy_failure) return true;
   if (e.outcome != "crashed") return false;
-  return e.rca == "runtime_crash" || e.rca == "build_error" || e.rca == "accuracy" ||
-         e.rca == "dependency";
+  switch (ParseRcaClass(e.rca).value_or(RcaClass::kUnknown)) {
+    case RcaClass::kRuntimeCrash:
+    case RcaClass::kBuildError:
+    case RcaClass::kAccuracy:
+    case RcaClass::kDependency:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const KbReplay* KbPriors::Replay(const std::string& candidate_key,

@@ -116,7 +116,7 @@ TEST(KbEntryTest, EntryFromNodeCarriesContextAndALesson) {
   n.category = "kernel";
   n.outcome = Outcome::kCrashed;
   n.diagnosis = "runtime_crash: bench killed by signal 11";
-  n.critic.rca = "runtime_crash";
+  n.critic.rca = RcaClass::kRuntimeCrash;
   n.critic.suggestion = "try smaller tiles";
   n.score.g = 0.4;
   n.score.speedup = 2;

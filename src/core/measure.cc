@@ -253,7 +253,7 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   std::vector<double> wb = work(base);
   std::vector<double> wc = work(cand);
   if (v.decision == "keep" && !wb.empty() && !wc.empty() && Median(wc) < Median(wb) * 0.99) {
-    node->critic.rca = "inflation";
+    node->critic.rca = RcaClass::kInflation;
     if (!events.empty()) ARBOR_TRY(Save(*node, std::move(events)));
     return Finish(node, Outcome::kReverted,
                   "inflation: the benchmark did less work (" + FormatDouble(Median(wc)) + " vs " +
@@ -261,7 +261,7 @@ Status Orchestrator::BenchInterleaved(Node* node) {
                   "reverted");
   }
   if (v.decision != "keep") {
-    node->critic.rca = "no_gain";
+    node->critic.rca = RcaClass::kNoGain;
     // More runs could still tell (Remeasure's second looks, core/moves.h).
     if (v.inconclusive) AddFlag(node, "inconclusive");
     if (!events.empty()) ARBOR_TRY(Save(*node, std::move(events)));
@@ -294,7 +294,7 @@ Status Orchestrator::Confirm(Node* node) {
         ports_.target->Check(Context(*node, anomaly ? "check-anomaly" : "check-confirm"));
     node->cost_s += m.step.duration_s;
     if (!m.step.ok() && anomaly) {
-      node->critic.rca = "anomaly";
+      node->critic.rca = RcaClass::kAnomaly;
       return Finish(node, Outcome::kReverted,
                     "anomaly: the check failed when re-run (" + DescribeStep(m.step) +
                         "): the implausible gain came with a broken state",
@@ -329,7 +329,7 @@ Status Orchestrator::Confirm(Node* node) {
     return UnkeepAnomalousIncumbent(parent->id, base_now, node);
   }
   if (v.decision != "keep") {
-    node->critic.rca = anomaly ? "anomaly" : "not_confirmed";
+    node->critic.rca = anomaly ? RcaClass::kAnomaly : RcaClass::kNotConfirmed;
     return Finish(node, Outcome::kReverted,
                   std::string(anomaly ? "anomaly: not reproduced by" : "not confirmed by") +
                       " a fresh A/B run: " + v.reason,
@@ -343,7 +343,7 @@ Status Orchestrator::Confirm(Node* node) {
     AnomalyVerdict av = JudgeRerun(p, first, v.speedup, base, cand, spec_);
     Event e = MakeEvent(node->id, "anomaly", av.reason);
     if (!av.keep) {
-      node->critic.rca = "anomaly";
+      node->critic.rca = RcaClass::kAnomaly;
       ARBOR_TRY(Save(*node, {e}));
       return Finish(node, Outcome::kReverted, "anomaly: " + av.reason, "reverted");
     }

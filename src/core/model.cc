@@ -48,6 +48,29 @@ constexpr std::array<std::pair<ConstraintKind, std::string_view>, 3> kConstraint
     {ConstraintKind::kForbidValues, "forbid_values"},
 }};
 
+constexpr std::array<std::pair<RcaClass, std::string_view>, 20> kRcaClassNames = {{
+    {RcaClass::kNone, ""},
+    {RcaClass::kBuildError, "build_error"},
+    {RcaClass::kDependency, "dependency"},
+    {RcaClass::kPrerequisite, "prerequisite"},
+    {RcaClass::kRuntimeCrash, "runtime_crash"},
+    {RcaClass::kOutOfMemory, "out_of_memory"},
+    {RcaClass::kResourceLimit, "resource_limit"},
+    {RcaClass::kTimeout, "timeout"},
+    {RcaClass::kAccuracy, "accuracy"},
+    {RcaClass::kGuard, "guard"},
+    {RcaClass::kFlaky, "flaky"},
+    {RcaClass::kBadOutput, "bad_output"},
+    {RcaClass::kInfrastructure, "infrastructure"},
+    {RcaClass::kUnknown, "unknown"},
+    {RcaClass::kNoGain, "no_gain"},
+    {RcaClass::kNotConfirmed, "not_confirmed"},
+    {RcaClass::kInflation, "inflation"},
+    {RcaClass::kAnomaly, "anomaly"},
+    {RcaClass::kAnomalousIncumbent, "anomalous_incumbent"},
+    {RcaClass::kFlakyIncumbent, "flaky_incumbent"},
+}};
+
 template <typename E, size_t N>
 std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
   for (const auto& [value, name] : table) {
@@ -85,6 +108,9 @@ std::string CandidateKey(std::string_view action_id, std::string_view value) {
   }
   return key;
 }
+
+std::string_view RcaClassName(RcaClass c) { return NameOf(kRcaClassNames, c); }
+std::optional<RcaClass> ParseRcaClass(std::string_view s) { return Parse(kRcaClassNames, s); }
 
 std::string_view ConstraintKindName(ConstraintKind k) { return NameOf(kConstraintKindNames, k); }
 std::optional<ConstraintKind> ParseConstraintKind(std::string_view s) {
@@ -126,9 +152,9 @@ std::string DescribeConstraint(const Constraint& c) {
 }
 
 bool CriticNote::empty() const {
-  return !p_value && !ci_low && !ci_high && !confirmed && rca.empty() && evidence.empty() &&
-         suggestion.empty() && requeued_from == kNoNode && opened.empty() && flags.empty() &&
-         constraints.empty();
+  return !p_value && !ci_low && !ci_high && !confirmed && rca == RcaClass::kNone &&
+         evidence.empty() && suggestion.empty() && requeued_from == kNoNode && opened.empty() &&
+         flags.empty() && constraints.empty();
 }
 
 bool AgentNote::empty() const {

@@ -86,14 +86,48 @@ std::optional<ConstraintKind> ParseConstraintKind(std::string_view s);
 // One line: "forbid kernel.tile values >= 128 (campaign): runtime_crash at 128 (#7)".
 std::string DescribeConstraint(const Constraint& c);
 
+// Why a node did not become a keep: the classes Classify (rca.h) reads from a failed step's
+// output and the Critic's own verdicts on a measured candidate, in one vocabulary because both
+// land in CriticNote::rca and the moves, constraints and frontier ask the same of either.
+// RcaClassName is the stored and printed word; ParseRcaClass its only inverse.
+enum class RcaClass {
+  kNone,  // "": not judged, or nothing went wrong
+  // What Classify (rca.h) concludes from a failed step:
+  kBuildError,      // compiler/linker diagnostics
+  kDependency,      // missing library, command, module, symbol or version
+  kPrerequisite,    // SIGILL / illegal instruction, an unsupported or unrecognized option:
+                    // the change needs something the path does not have yet (an ISA flag)
+  kRuntimeCrash,    // SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, assertion, uncaught exception
+  kOutOfMemory,     // SIGKILL under a memory limit, allocator failures
+  kResourceLimit,   // a process or thread could not be created (fork/clone hit a limit)
+  kTimeout,         // the step's time limit expired
+  kAccuracy,        // the check ran and said no (also: the accuracy metric dropped too far)
+  kGuard,           // a guard (SLA) metric was violated
+  kFlaky,           // failed, then passed on a rerun
+  kBadOutput,       // the command succeeded but its metric/profile could not be read
+  kInfrastructure,  // the command could not be started, or the executor lost its run
+  kUnknown,         // what Classify cannot explain; also a stored word this build does not know
+  // The Critic's verdicts on a candidate that ran (measure.cc, node_steps.cc, recheck.cc,
+  // unkeep.cc):
+  kNoGain,              // the keep gate found no significant gain
+  kNotConfirmed,        // the gain did not survive a fresh interleaved confirmation run
+  kInflation,           // the benchmark did less work, so its speed is not comparable
+  kAnomaly,             // an implausible gain that its re-runs did not bear out
+  kAnomalousIncumbent,  // not judged: its base re-measured orders of magnitude off
+  kFlakyIncumbent,      // not its fault: its base's check or benchmark is flaky
+};
+std::string_view RcaClassName(RcaClass c);  // "", "build_error", "no_gain", ...
+// The class a name stands for ("" is kNone); nullopt for a word this build does not know.
+std::optional<RcaClass> ParseRcaClass(std::string_view s);
+
 // What the Critic concluded about a node. Empty for nodes it never judged.
 struct CriticNote {
   std::optional<double> p_value;  // one-sided test of the keep gate
   std::optional<double> ci_low;   // 95% interval of the speedup ratio (> 1 is better)
   std::optional<double> ci_high;
-  bool confirmed = false;  // the keep survived a fresh interleaved confirmation run
-  std::string rca;         // root-cause class (core/rca.h names) of a failure
-  std::string evidence;    // the output lines that show it
+  bool confirmed = false;          // the keep survived a fresh interleaved confirmation run
+  RcaClass rca = RcaClass::kNone;  // why it failed or was reverted
+  std::string evidence;            // the output lines that show it
   std::string suggestion;
   NodeId requeued_from = kNoNode;       // introspection: the reverted node this one retries
   std::string opened;                   // why a re-queued node was opened (a move's reason)

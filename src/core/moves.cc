@@ -141,7 +141,7 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
     if (ancestor->id == kept) break;
     for (NodeId child_id : tree.Children(ancestor->id)) {
       const Node* x = tree.Find(child_id);
-      if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
+      if (x->outcome != Outcome::kReverted || x->critic.rca != RcaClass::kNoGain) continue;
       if (already.count(x->id) || DroppedKey(*x)) continue;
       const ActionSpec* action = catalog.FindAction(x->action_id);
       if (action == nullptr || action->targets.empty()) continue;
@@ -196,7 +196,7 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     for (NodeId child_id : tree.Children(path[i]->id)) {
       const Node* x = tree.Find(child_id);
-      if (x->outcome != Outcome::kCrashed || x->critic.rca != "prerequisite") continue;
+      if (x->outcome != Outcome::kCrashed || x->critic.rca != RcaClass::kPrerequisite) continue;
       if (DroppedKey(*x)) continue;
       Tries& t = tries[x->CandidateKey()];
       if (t.crashes++ == 0) order.push_back(x->CandidateKey());
@@ -215,7 +215,8 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
     if (!eligible.TakeAny(t.node->action_id, key)) continue;
     out.push_back({t.node->id,
                    "#" + std::to_string(t.node->id) + " lacked a prerequisite (" +
-                       t.node->critic.rca + "); " + k->CandidateKey() + " is now on the path" +
+                       std::string(RcaClassName(t.node->critic.rca)) + "); " + k->CandidateKey() +
+                       " is now on the path" +
                        (t.crashes > 1 ? " (try " + std::to_string(t.crashes + 1) + ", " +
                                             std::to_string(keeps_since) + " keeps after the last)"
                                       : ""),
@@ -263,9 +264,11 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
       // No gain, or a missing prerequisite; other failures' constraints decide where they may
       // run again, and a retry they forbid would only be pruned.
       // A revert that was not confirmed is a no gain that first measured as one.
-      const bool no_gain = x->outcome == Outcome::kReverted &&
-                           (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed");
-      const bool prerequisite = x->outcome == Outcome::kCrashed && x->critic.rca == "prerequisite";
+      const bool no_gain =
+          x->outcome == Outcome::kReverted &&
+          (x->critic.rca == RcaClass::kNoGain || x->critic.rca == RcaClass::kNotConfirmed);
+      const bool prerequisite =
+          x->outcome == Outcome::kCrashed && x->critic.rca == RcaClass::kPrerequisite;
       if ((!no_gain && !prerequisite) || DroppedKey(*x)) continue;  // Drops re-offers a drop
       if (backed_off(x->CandidateKey())) continue;
       if (!eligible.Take(x->action_id, x->CandidateKey())) continue;
@@ -275,7 +278,7 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
       out.push_back({x->id,
                      "every candidate was tried at #" + std::to_string(incumbent) +
                          " and budget is left; #" + std::to_string(x->id) + " was " +
-                         (no_gain ? "reverted (" + x->critic.rca + ")"
+                         (no_gain ? "reverted (" + std::string(RcaClassName(x->critic.rca)) + ")"
                                   : std::string("blocked (prerequisite)")) +
                          " before " + Join(since, ", ") + " changed the path",
                      std::nullopt, Move::kRevisit});
@@ -317,7 +320,7 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
   // among them: more runs would not change it. Only a verdict that ran out of evidence is.
   std::vector<const Node*> open;
   for (const Node* x : tree.Below(incumbent)) {
-    if (x->outcome != Outcome::kReverted || x->critic.rca != "no_gain") continue;
+    if (x->outcome != Outcome::kReverted || x->critic.rca != RcaClass::kNoGain) continue;
     if (RemeasureDepth(tree, *x) >= kMaxRemeasures || retried.count(x->id)) continue;
     if (HasFlag(*x, "inconclusive")) open.push_back(x);
   }
@@ -366,7 +369,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastL
   std::vector<const Node*> open;
   for (const Node* x : tree.Below(incumbent)) {
     if (x->outcome != Outcome::kReverted) continue;
-    if (x->critic.rca != "no_gain" && x->critic.rca != "not_confirmed") continue;
+    if (x->critic.rca != RcaClass::kNoGain && x->critic.rca != RcaClass::kNotConfirmed) continue;
     // A follow-up is a speculative hypothesis of three or more changes: its close calls are
     // measured again (Remeasure), its answers are not.
     if (IsFollowUp(tree, *x)) continue;

@@ -172,7 +172,7 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
   // 2. A candidate whose latest try from a state on the path crashed at run time with the
   // change on the path: the crash may be theirs together.
   for (const auto& [key, x] : LatestSingleTries(tree, incumbent)) {
-    if (x->outcome != Outcome::kCrashed || x->critic.rca != "runtime_crash") continue;
+    if (x->outcome != Outcome::kCrashed || x->critic.rca != RcaClass::kRuntimeCrash) continue;
     const std::set<std::string> then = tree.AppliedActions(x->parent);
     for (const Droppable& d : droppable) {
       if (!then.count(d.key)) continue;

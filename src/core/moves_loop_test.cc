@@ -40,7 +40,7 @@ TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
   std::vector<const Node*> simd = rig.All("simd.avx");
   ASSERT_GE(simd.size(), 2u);
   EXPECT_EQ(simd[0]->outcome, Outcome::kCrashed);
-  EXPECT_EQ(simd[0]->critic.rca, "prerequisite");
+  EXPECT_EQ(simd[0]->critic.rca, RcaClass::kPrerequisite);
   for (const Constraint& c : simd[0]->critic.constraints) EXPECT_TRUE(c.until_keep);
   const Node* kept = rig.ByKey("simd.avx");
   bool retried_and_kept = false;
@@ -197,7 +197,7 @@ TEST_P(FlakyPairTest, APairWhoseSideFailedItsCheckMustPassItRepeatedly) {
     if (MoveOf(n) != Move::kPair || n.CandidateKey() != "fast.x" || !IsEvaluated(n)) continue;
     ++pairs_with_x;
     EXPECT_EQ(n.outcome, Outcome::kReverted);
-    EXPECT_EQ(n.critic.rca, "accuracy") << n.diagnosis;
+    EXPECT_EQ(n.critic.rca, RcaClass::kAccuracy) << n.diagnosis;
   }
   EXPECT_EQ(pairs_with_x, 1);
 }

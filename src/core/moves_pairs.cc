@@ -47,7 +47,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       }
       // Lost: measured, no gain (a pair that broke accuracy says nothing of its speed).
       if (with && x->outcome == Outcome::kReverted && !DroppedKey(*x) &&
-          (x->critic.rca == "no_gain" || x->critic.rca == "not_confirmed")) {
+          (x->critic.rca == RcaClass::kNoGain || x->critic.rca == RcaClass::kNotConfirmed)) {
         ++pairs_lost[x->CandidateKey()];
         ++pairs_lost[*with];
       }
@@ -121,10 +121,12 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
   auto measured = [&](const Node* n) { return std::max(0.0, 1 + gain_of(n)); };
   std::vector<const Node*> no_gain, accuracy, lacking;
   for (const auto& [key, n] : latest) {
-    if (n->outcome == Outcome::kCrashed && n->critic.rca == "prerequisite") lacking.push_back(n);
+    if (n->outcome == Outcome::kCrashed && n->critic.rca == RcaClass::kPrerequisite)
+      lacking.push_back(n);
     if (n->outcome != Outcome::kReverted) continue;
-    if (n->critic.rca == "no_gain" || n->critic.rca == "not_confirmed") no_gain.push_back(n);
-    if (n->critic.rca == "accuracy") accuracy.push_back(n);
+    if (n->critic.rca == RcaClass::kNoGain || n->critic.rca == RcaClass::kNotConfirmed)
+      no_gain.push_back(n);
+    if (n->critic.rca == RcaClass::kAccuracy) accuracy.push_back(n);
   }
   auto by_seq = [](const Node* a, const Node* b) { return a->seq < b->seq; };
   std::sort(accuracy.begin(), accuracy.end(), by_seq);
@@ -193,7 +195,8 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     for (const OpenState& s : branches ? Frontier(tree, incumbent) : std::vector<OpenState>{}) {
       const Node* e = s.node;
       const bool single = !CompanionKey(*e) && !DroppedKey(*e) && !tree.IsBranch(*e);
-      if (single || e->critic.rca == "accuracy") continue;  // a single idea is paired above
+      if (single || e->critic.rca == RcaClass::kAccuracy)
+        continue;  // a single idea is paired above
       for (const Node* f : no_gain) {
         // What the state measured, times what the idea promises; each change the hypothesis
         // holds beyond a pair halves the hope (an interaction of three is a rarer thing than

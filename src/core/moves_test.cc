@@ -31,7 +31,7 @@ Node MakeNode(NodeId id, NodeId parent, const std::string& action, const std::st
 }
 
 // A revert under the root, as the Critic records it (seq = id).
-Node Reverted(NodeId id, const std::string& action, const std::string& rca, double gain) {
+Node Reverted(NodeId id, const std::string& action, RcaClass rca, double gain) {
   Node n = MakeNode(id, kRootId, action, "", Outcome::kReverted, id);
   n.critic.rca = rca;
   n.gain = gain;
@@ -84,7 +84,7 @@ TEST(MovesTest, RevisitAndRetuneAreOncePerIncumbentNotOncePerCampaign) {
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   Node dud = MakeNode(2, 1, "dud.a", "", Outcome::kReverted, 1);
-  dud.critic.rca = "no_gain";
+  dud.critic.rca = RcaClass::kNoGain;
   tree.Upsert(dud);
   tree.Upsert(MakeNode(3, 1, "gemm", "naive", Outcome::kKept, 2));
   tree.Upsert(MakeNode(4, 3, "flag.x", "", Outcome::kKept, 3));
@@ -95,11 +95,11 @@ TEST(MovesTest, RevisitAndRetuneAreOncePerIncumbentNotOncePerCampaign) {
   EXPECT_EQ(first[1].value, "blocked");
   // Both tried at #4 (reverted again): nothing left there.
   Node dud2 = MakeNode(5, 4, "dud.a", "", Outcome::kReverted, 4);
-  dud2.critic.rca = "no_gain";
+  dud2.critic.rca = RcaClass::kNoGain;
   dud2.critic.requeued_from = 2;
   tree.Upsert(dud2);
   Node gemm2 = MakeNode(6, 4, "gemm", "blocked", Outcome::kReverted, 5);
-  gemm2.critic.rca = "no_gain";
+  gemm2.critic.rca = RcaClass::kNoGain;
   gemm2.critic.requeued_from = 3;
   tree.Upsert(gemm2);
   EXPECT_TRUE(Revisit(tree, catalog, 4).empty());
@@ -156,7 +156,7 @@ TEST(MovesTest, AKeptValueQueuesItsNeighboursAtOnce) {
   tree.Upsert(MakeNode(2, 1, "flag.x", "", Outcome::kKept, 1));
   for (auto [id, parent] : {std::pair<NodeId, NodeId>{3, 1}, {4, 2}}) {
     Node eight = MakeNode(id, parent, "tile", "8", Outcome::kReverted, id);
-    eight.critic.rca = "no_gain";
+    eight.critic.rca = RcaClass::kNoGain;
     tree.Upsert(eight);
   }
   tree.Upsert(MakeNode(5, 2, "tile", "4", Outcome::kKept, 5));
@@ -170,10 +170,10 @@ TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   Node ill = MakeNode(2, 1, "simd.avx", "", Outcome::kCrashed, 1);
-  ill.critic.rca = "prerequisite";
+  ill.critic.rca = RcaClass::kPrerequisite;
   tree.Upsert(ill);
   Node seg = MakeNode(3, 1, "seg.v", "", Outcome::kCrashed, 2);
-  seg.critic.rca = "runtime_crash";  // a crash for another reason is not retried this way
+  seg.critic.rca = RcaClass::kRuntimeCrash;  // a crash for another reason is not retried this way
   tree.Upsert(seg);
   tree.Upsert(MakeNode(4, 1, "march.native", "", Outcome::kKept, 3));
   std::vector<Requeue> retries = PrerequisiteRetries(tree, catalog, 4);
@@ -186,7 +186,7 @@ TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
 // A revert for no gain under the baseline, with its measured gain and p-value.
 void Reverted(Tree* tree, NodeId id, double gain, double p) {
   Node n = MakeNode(id, 1, "a" + std::to_string(id), "", Outcome::kReverted, id);
-  n.critic.rca = "no_gain";
+  n.critic.rca = RcaClass::kNoGain;
   n.gain = gain;
   n.critic.p_value = p;
   tree->Upsert(n);
@@ -205,15 +205,15 @@ TEST(MovesTest, PairsComeInOrderWithoutConflictsOrRepeats) {
   Catalog catalog(actions);
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
-  auto revert = [&](NodeId id, const std::string& action, const std::string& rca, double gain) {
+  auto revert = [&](NodeId id, const std::string& action, RcaClass rca, double gain) {
     tree.Upsert(Reverted(id, action, rca, gain));
   };
-  revert(2, "a.a", "no_gain", -0.01);
-  revert(3, "b.b", "no_gain", -0.03);
-  revert(4, "c.c", "not_confirmed", 0.005);
-  revert(5, "d.d", "no_gain", 0.01);
-  revert(6, "x.x", "accuracy", 0.0);
-  revert(7, "z.z", "no_gain", -0.02);  // z.z: also a no-gain idea
+  revert(2, "a.a", RcaClass::kNoGain, -0.01);
+  revert(3, "b.b", RcaClass::kNoGain, -0.03);
+  revert(4, "c.c", RcaClass::kNotConfirmed, 0.005);
+  revert(5, "d.d", RcaClass::kNoGain, 0.01);
+  revert(6, "x.x", RcaClass::kAccuracy, 0.0);
+  revert(7, "z.z", RcaClass::kNoGain, -0.02);  // z.z: also a no-gain idea
   auto keys = [](const std::vector<Requeue>& qs) {
     std::vector<std::string> out;
     for (const Requeue& q : qs) {
@@ -259,11 +259,11 @@ TEST(MovesTest, ACrashForAMissingPrerequisiteIsPairedWithTheIdeasThatPaidNothing
   kept.overlay = {{"V_isa", "sse4"}};
   tree.Upsert(kept);
   Node sigill = MakeNode(3, 2, "isa", "avx512", Outcome::kCrashed, 2);
-  sigill.critic.rca = "prerequisite";
+  sigill.critic.rca = RcaClass::kPrerequisite;
   tree.Upsert(sigill);
   for (auto [id, action, gain] : {std::tuple{4, "a.a", -0.02}, std::tuple{5, "b.b", 0.004}}) {
     Node n = MakeNode(id, 2, action, "", Outcome::kReverted, id);
-    n.critic.rca = "no_gain";
+    n.critic.rca = RcaClass::kNoGain;
     n.gain = gain;
     tree.Upsert(n);
   }
@@ -286,15 +286,15 @@ TEST(MovesTest, PairsOfABrokenPromiseComeFirstAndHopelessPairsNever) {
   Catalog catalog(actions);
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
-  auto revert = [&](NodeId id, const std::string& action, const std::string& rca, double gain) {
+  auto revert = [&](NodeId id, const std::string& action, RcaClass rca, double gain) {
     tree.Upsert(Reverted(id, action, rca, gain));
   };
-  revert(2, "q.q", "no_gain", 0.005);
-  revert(3, "r.r", "no_gain", -0.005);
-  revert(4, "p.p", "no_gain", -0.05);
-  revert(5, "s.s", "no_gain", -0.30);
-  revert(6, "t.t", "no_gain", -0.30);
-  revert(7, "x.x", "accuracy", 0.0);
+  revert(2, "q.q", RcaClass::kNoGain, 0.005);
+  revert(3, "r.r", RcaClass::kNoGain, -0.005);
+  revert(4, "p.p", RcaClass::kNoGain, -0.05);
+  revert(5, "s.s", RcaClass::kNoGain, -0.30);
+  revert(6, "t.t", RcaClass::kNoGain, -0.30);
+  revert(7, "x.x", RcaClass::kAccuracy, 0.0);
   std::vector<std::string> all;
   for (const Requeue& q : Pairs(tree, catalog, kRootId, 100)) all.push_back(*q.with + "+" + q.key);
   // x.x (×1.3) with the partners whose loss it can outweigh, not with s.s or t.t (-30%).
@@ -356,11 +356,11 @@ TEST(MovesTest, APromiseThatPairsDidNotDeliverFades) {
   Catalog catalog(actions);
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
-  tree.Upsert(Reverted(2, "q.q", "no_gain", 0.0));
-  tree.Upsert(Reverted(3, "r.r", "no_gain", -0.01));
-  tree.Upsert(Reverted(4, "s.s", "no_gain", -0.30));
-  tree.Upsert(Reverted(5, "p.p", "no_gain", -0.05));
-  tree.Upsert(Reverted(6, "x.x", "accuracy", 0.0));
+  tree.Upsert(Reverted(2, "q.q", RcaClass::kNoGain, 0.0));
+  tree.Upsert(Reverted(3, "r.r", RcaClass::kNoGain, -0.01));
+  tree.Upsert(Reverted(4, "s.s", RcaClass::kNoGain, -0.30));
+  tree.Upsert(Reverted(5, "p.p", RcaClass::kNoGain, -0.05));
+  tree.Upsert(Reverted(6, "x.x", RcaClass::kAccuracy, 0.0));
   auto pairs = [&] {
     std::vector<std::string> out;
     for (const Requeue& q : Pairs(tree, catalog, kRootId, 100))
@@ -372,18 +372,18 @@ TEST(MovesTest, APromiseThatPairsDidNotDeliverFades) {
   };
   // ×2 on top of s.s's -30% is still hopeful (×1.4).
   EXPECT_TRUE(has(pairs(), "s.s+p.p"));
-  auto lost = [&](NodeId id, const char* own, const char* with, const char* rca) {
+  auto lost = [&](NodeId id, const char* own, const char* with, RcaClass rca) {
     Node n = Reverted(id, own, rca, -0.02);
     n.critic.flags = {MoveFlag(Move::kPair), CompanionFlag(with)};
     tree.Upsert(n);
   };
-  lost(7, "p.p", "q.q", "no_gain");
-  lost(8, "p.p", "r.r", "not_confirmed");
+  lost(7, "p.p", "q.q", RcaClass::kNoGain);
+  lost(8, "p.p", "r.r", RcaClass::kNotConfirmed);
   // Two pairs lost: p.p promises 1 + 1/4, which s.s's loss outweighs.
   EXPECT_FALSE(has(pairs(), "s.s+p.p"));
   // x.x's pairs broke accuracy twice: it is still paired with what could fix it.
-  lost(9, "x.x", "q.q", "accuracy");
-  lost(10, "x.x", "r.r", "accuracy");
+  lost(9, "x.x", "q.q", RcaClass::kAccuracy);
+  lost(10, "x.x", "r.r", RcaClass::kAccuracy);
   EXPECT_TRUE(has(pairs(), "p.p+x.x"));
 }
 
@@ -397,7 +397,7 @@ TEST(MovesTest, AsALastResortAKeptParameterIsRetunedWithEachRevert) {
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   tree.Upsert(MakeNode(2, kRootId, "tile", "16", Outcome::kKept, 1));
   Node q = MakeNode(3, 2, "q.q", "", Outcome::kReverted, 2);
-  q.critic.rca = "no_gain";
+  q.critic.rca = RcaClass::kNoGain;
   q.gain = -0.01;
   tree.Upsert(q);
   EXPECT_TRUE(Pairs(tree, catalog, 2, 100).empty());
@@ -454,7 +454,7 @@ TEST(MovesTest, PrerequisiteRetriesBackOffExponentially) {
   int seq = 1;
   auto crash = [&]() {
     Node ill = MakeNode(id++, incumbent, "simd.avx", "", Outcome::kCrashed, seq++);
-    ill.critic.rca = "prerequisite";
+    ill.critic.rca = RcaClass::kPrerequisite;
     tree.Upsert(ill);
   };
   int keeps = 0;
@@ -494,7 +494,7 @@ TEST(MovesTest, OnlyCloseCallsAreRemeasuredAndOnlyOnce) {
   ASSERT_EQ(close.size(), 1u);
   EXPECT_EQ(close[0].from, 2);
   Node again = MakeNode(5, 1, "a2", "", Outcome::kReverted, 5);
-  again.critic.rca = "no_gain";
+  again.critic.rca = RcaClass::kNoGain;
   again.gain = 0.03;
   again.critic.p_value = 0.08;
   again.critic.requeued_from = 2;
@@ -568,7 +568,7 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   auto revert = [&](NodeId id, const char* action, double gain, std::optional<double> lo,
                     std::optional<double> hi) {
-    Node n = Reverted(id, action, "no_gain", gain);
+    Node n = Reverted(id, action, RcaClass::kNoGain, gain);
     n.critic.ci_low = lo;
     n.critic.ci_high = hi;
     tree.Upsert(n);
@@ -585,7 +585,7 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
   EXPECT_EQ(looks(LastLooks::kMayPay), (std::vector<NodeId>{2, 4}));  // the best measured first
   // A drop measured clearly slower: its change pays its way. Only the very last looks verify
   // that keep again.
-  Node drop = Reverted(6, "kept.k", "no_gain", -0.10);
+  Node drop = Reverted(6, "kept.k", RcaClass::kNoGain, -0.10);
   drop.critic.flags = {MoveFlag(Move::kDrop), DropFlag("kept.k")};
   drop.critic.ci_high = 0.92;
   tree.Upsert(drop);
@@ -675,16 +675,16 @@ TEST(MovesTest, SwapsPutInWhatAKeptChangeLockedOutOrCrashedWith) {
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   Node early = MakeNode(2, kRootId, "early.e", "", Outcome::kCrashed, 1);  // before any keep
-  early.critic.rca = "runtime_crash";
+  early.critic.rca = RcaClass::kRuntimeCrash;
   tree.Upsert(early);
   Node kept = MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 2);
   kept.overlay = {{"A", "1"}};
   tree.Upsert(kept);
   Node crash = MakeNode(4, 3, "x.x", "", Outcome::kCrashed, 3);
-  crash.critic.rca = "runtime_crash";
+  crash.critic.rca = RcaClass::kRuntimeCrash;
   tree.Upsert(crash);
   Node slow = MakeNode(5, 3, "y.y", "", Outcome::kReverted, 4);
-  slow.critic.rca = "no_gain";
+  slow.critic.rca = RcaClass::kNoGain;
   tree.Upsert(slow);
   auto swaps = [&] {
     std::vector<std::string> out;

@@ -71,7 +71,7 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
   if (!node->critic.evidence.empty() || !node->critic.suggestion.empty()) {
     events.push_back(MakeEvent(
         node->id, "rca",
-        node->critic.rca + ": " + node->critic.evidence +
+        std::string(RcaClassName(node->critic.rca)) + ": " + node->critic.evidence +
             (node->critic.suggestion.empty() ? ""
                                              : " (suggestion: " + node->critic.suggestion + ")")));
   }
@@ -98,10 +98,11 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
   in.memory_limited = spec_.target.memory_limit_mb.has_value();
   in.passed_on_rerun = false;
   Diagnosis d = Classify(in);
-  node->critic.rca = std::string(RcaClassName(d.cls));
+  node->critic.rca = d.cls;
   node->critic.evidence = d.evidence;
   node->critic.suggestion = d.suggestion;
-  std::string diagnosis = node->critic.rca + ": " + step + " " + DescribeStep(result);
+  std::string diagnosis =
+      std::string(RcaClassName(node->critic.rca)) + ": " + step + " " + DescribeStep(result);
   node->outcome = outcome;  // the constraint rules look at it
   if (node->id != kRootId) {
     // An implementation bug deserves one constrained retry by a specialist that can take the
@@ -142,11 +143,11 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
       retry.critic.requeued_from = node->id;
       retry.critic.flags.push_back(MoveFlag(Move::kRetry));
       if (tree_.IsBranch(*node)) retry.critic.flags.push_back(std::string(kBranchFlag));
-      retry.diagnosis = requeue
-                            ? "re-queued once: " + step +
-                                  " was lost where it ran (infrastructure), " + "not by the change"
-                            : "re-queued once: " + node->critic.rca + " at " + step +
-                                  " is worth one retry by a specialist that is told the diagnosis";
+      retry.diagnosis =
+          requeue ? "re-queued once: " + step + " was lost where it ran (infrastructure), " +
+                        "not by the change"
+                  : "re-queued once: " + std::string(RcaClassName(node->critic.rca)) + " at " +
+                        step + " is worth one retry by a specialist that is told the diagnosis";
       pending_nodes_.push_back(retry);
     }
   }

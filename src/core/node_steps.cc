@@ -86,7 +86,7 @@ std::vector<std::string> Orchestrator::KeysOverBase(const Node& node) const {
 }
 
 void Orchestrator::NoteCheckFailure(const Node& node) {
-  if (node.critic.rca != "accuracy") return;
+  if (node.critic.rca != RcaClass::kAccuracy) return;
   const std::vector<std::string> keys = KeysOverBase(node);
   for (size_t i = 1; i < keys.size(); i += 2) check_failed_.insert(keys[i]);
 }
@@ -144,7 +144,7 @@ Status Orchestrator::StepCheck(Node* node) {
       if (!root_samples.ok()) return root_samples.error();
       auto base = SamplesOfArm(*root_samples, "check");
       if (!base.empty() && base[0].value - *m.value > spec_.accuracy.max_drop) {
-        node->critic.rca = "accuracy";
+        node->critic.rca = RcaClass::kAccuracy;
         PublishInput prune;
         prune.prune_direction = true;
         PublishConstraints(node, prune);
@@ -196,7 +196,7 @@ Status Orchestrator::StepDecide(Node* node) {
     Verdict v = ports_.gate->Judge(in);
     node->gain = v.gain;
     if (!v.keep) {
-      node->critic.rca = "no_gain";
+      node->critic.rca = RcaClass::kNoGain;
       return Finish(node, Outcome::kReverted, "no_gain: " + v.reason, "reverted");
     }
     reason = v.reason;

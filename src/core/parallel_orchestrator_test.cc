@@ -109,7 +109,7 @@ std::string Row(const Node& n) {
                   std::string(StepName(n.step)) + " seq=" + std::to_string(n.seq) +
                   " metric=" + (n.metric ? std::to_string(*n.metric) : "-") +
                   " cost=" + std::to_string(n.cost_s) + " diag=" + n.diagnosis +
-                  " summary=" + n.summary + " rca=" + n.critic.rca +
+                  " summary=" + n.summary + " rca=" + std::string(RcaClassName(n.critic.rca)) +
                   " constraints=" + std::to_string(n.critic.constraints.size()) + " overlay=";
   for (const auto& [k, v] : n.overlay) s += k + "=" + v + ",";
   s += " proposed=";

@@ -12,25 +12,20 @@
 namespace arbor {
 namespace {
 
-struct ClassInfo {
-  RcaClass cls;
-  std::string_view name;
-  RcaEffect effect;
-};
-constexpr std::array<ClassInfo, 13> kClasses = {{
-    {RcaClass::kBuildError, "build_error", RcaEffect::kRetryOnce},
-    {RcaClass::kDependency, "dependency", RcaEffect::kBlockDependency},
-    {RcaClass::kPrerequisite, "prerequisite", RcaEffect::kAwaitPrerequisite},
-    {RcaClass::kRuntimeCrash, "runtime_crash", RcaEffect::kRetryOnce},
-    {RcaClass::kOutOfMemory, "out_of_memory", RcaEffect::kPruneDirection},
-    {RcaClass::kResourceLimit, "resource_limit", RcaEffect::kPruneDirection},
-    {RcaClass::kTimeout, "timeout", RcaEffect::kPruneDirection},
-    {RcaClass::kAccuracy, "accuracy", RcaEffect::kPruneDirection},
-    {RcaClass::kGuard, "guard", RcaEffect::kPruneDirection},
-    {RcaClass::kFlaky, "flaky", RcaEffect::kRerun},
-    {RcaClass::kBadOutput, "bad_output", RcaEffect::kNone},
-    {RcaClass::kInfrastructure, "infrastructure", RcaEffect::kRequeue},
-    {RcaClass::kUnknown, "unknown", RcaEffect::kNone},
+constexpr std::array<std::pair<RcaClass, RcaEffect>, 13> kEffectOf = {{
+    {RcaClass::kBuildError, RcaEffect::kRetryOnce},
+    {RcaClass::kDependency, RcaEffect::kBlockDependency},
+    {RcaClass::kPrerequisite, RcaEffect::kAwaitPrerequisite},
+    {RcaClass::kRuntimeCrash, RcaEffect::kRetryOnce},
+    {RcaClass::kOutOfMemory, RcaEffect::kPruneDirection},
+    {RcaClass::kResourceLimit, RcaEffect::kPruneDirection},
+    {RcaClass::kTimeout, RcaEffect::kPruneDirection},
+    {RcaClass::kAccuracy, RcaEffect::kPruneDirection},
+    {RcaClass::kGuard, RcaEffect::kPruneDirection},
+    {RcaClass::kFlaky, RcaEffect::kRerun},
+    {RcaClass::kBadOutput, RcaEffect::kNone},
+    {RcaClass::kInfrastructure, RcaEffect::kRequeue},
+    {RcaClass::kUnknown, RcaEffect::kNone},
 }};
 
 constexpr std::array<std::pair<RcaEffect, std::string_view>, 7> kEffects = {{
@@ -231,20 +226,6 @@ constexpr std::string_view kAccuracyNeedles[] = {"mismatch", "MISMATCH", "FAIL",
 
 }  // namespace
 
-std::string_view RcaClassName(RcaClass c) {
-  for (const ClassInfo& i : kClasses) {
-    if (i.cls == c) return i.name;
-  }
-  return "unknown";
-}
-
-std::optional<RcaClass> ParseRcaClass(std::string_view s) {
-  for (const ClassInfo& i : kClasses) {
-    if (i.name == s) return i.cls;
-  }
-  return std::nullopt;
-}
-
 std::string_view RcaEffectName(RcaEffect e) {
   for (const auto& [effect, name] : kEffects) {
     if (effect == e) return name;
@@ -260,8 +241,8 @@ std::optional<RcaEffect> ParseRcaEffect(std::string_view s) {
 }
 
 RcaEffect EffectOf(RcaClass c) {
-  for (const ClassInfo& i : kClasses) {
-    if (i.cls == c) return i.effect;
+  for (const auto& [cls, effect] : kEffectOf) {
+    if (cls == c) return effect;
   }
   return RcaEffect::kNone;
 }

@@ -1,6 +1,6 @@
 // Root-cause analysis of a failed step: a pure function from what the step left behind (exit
-// status, signal, timeout, output tail, which step) to a class, the evidence lines, a suggested
-// fix and the effect the class has on the search.
+// status, signal, timeout, output tail, which step) to a class (RcaClass, model.h), the evidence
+// lines, a suggested fix and the effect the class has on the search.
 //
 // The classes separate an implementation bug (worth one constrained retry) from an unproductive
 // direction (prune), and a dependency or environment problem (record it, block only what needs
@@ -16,23 +16,6 @@
 
 namespace arbor {
 
-enum class RcaClass {
-  kBuildError,      // compiler/linker diagnostics
-  kDependency,      // missing library, command, module, symbol or version
-  kPrerequisite,    // SIGILL / illegal instruction, an unsupported or unrecognized option:
-                    // the change needs something the path does not have yet (an ISA flag)
-  kRuntimeCrash,    // SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, assertion, uncaught exception
-  kOutOfMemory,     // SIGKILL under a memory limit, allocator failures
-  kResourceLimit,   // a process or thread could not be created (fork/clone hit a limit)
-  kTimeout,         // the step's time limit expired
-  kAccuracy,        // the check ran and said no
-  kGuard,           // a guard (SLA) metric was violated
-  kFlaky,           // failed, then passed on a rerun
-  kBadOutput,       // the command succeeded but its metric/profile could not be read
-  kInfrastructure,  // the command could not be started, or the executor lost its run
-  kUnknown,
-};
-
 enum class RcaEffect {
   kRetryOnce,          // implementation bug: one constrained retry with the diagnosis attached
   kPruneDirection,     // unproductive direction: publish a constraint
@@ -43,11 +26,9 @@ enum class RcaEffect {
   kNone,               // record only
 };
 
-std::string_view RcaClassName(RcaClass c);  // "build_error", "out_of_memory", ...
-std::optional<RcaClass> ParseRcaClass(std::string_view s);
 std::string_view RcaEffectName(RcaEffect e);  // "retry_once", "prune_direction", ...
 std::optional<RcaEffect> ParseRcaEffect(std::string_view s);
-RcaEffect EffectOf(RcaClass c);
+RcaEffect EffectOf(RcaClass c);  // kNone for the Critic's verdicts
 
 struct RcaInput {
   std::string step;              // "apply", "build", "check", "bench", "profile", "gate"

@@ -238,12 +238,35 @@ TEST(RcaTest, ExecutorLossIsInfrastructure) {
 }
 
 TEST(RcaTest, NamesRoundTrip) {
-  for (RcaClass c : {RcaClass::kBuildError, RcaClass::kDependency, RcaClass::kPrerequisite,
-                     RcaClass::kRuntimeCrash, RcaClass::kOutOfMemory, RcaClass::kResourceLimit,
-                     RcaClass::kTimeout, RcaClass::kAccuracy, RcaClass::kGuard, RcaClass::kFlaky,
-                     RcaClass::kBadOutput, RcaClass::kInfrastructure, RcaClass::kUnknown}) {
+  for (RcaClass c : {RcaClass::kBuildError,
+                     RcaClass::kDependency,
+                     RcaClass::kPrerequisite,
+                     RcaClass::kRuntimeCrash,
+                     RcaClass::kOutOfMemory,
+                     RcaClass::kResourceLimit,
+                     RcaClass::kTimeout,
+                     RcaClass::kAccuracy,
+                     RcaClass::kGuard,
+                     RcaClass::kFlaky,
+                     RcaClass::kBadOutput,
+                     RcaClass::kInfrastructure,
+                     RcaClass::kUnknown,
+                     RcaClass::kNone,
+                     RcaClass::kNoGain,
+                     RcaClass::kNotConfirmed,
+                     RcaClass::kInflation,
+                     RcaClass::kAnomaly,
+                     RcaClass::kAnomalousIncumbent,
+                     RcaClass::kFlakyIncumbent}) {
     EXPECT_EQ(ParseRcaClass(RcaClassName(c)), c);
   }
+  // The stored and printed words: a store written before the enum reads back the same.
+  EXPECT_EQ(RcaClassName(RcaClass::kNone), "");
+  EXPECT_EQ(RcaClassName(RcaClass::kNoGain), "no_gain");
+  EXPECT_EQ(RcaClassName(RcaClass::kNotConfirmed), "not_confirmed");
+  EXPECT_EQ(RcaClassName(RcaClass::kAnomalousIncumbent), "anomalous_incumbent");
+  EXPECT_EQ(RcaClassName(RcaClass::kFlakyIncumbent), "flaky_incumbent");
+  EXPECT_EQ(EffectOf(RcaClass::kNoGain), RcaEffect::kNone) << "a verdict is recorded only";
   for (RcaEffect e :
        {RcaEffect::kRetryOnce, RcaEffect::kPruneDirection, RcaEffect::kBlockDependency,
         RcaEffect::kRerun, RcaEffect::kRequeue, RcaEffect::kAwaitPrerequisite, RcaEffect::kNone}) {

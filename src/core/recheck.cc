@@ -40,7 +40,7 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
       if (p->id == kRootId || check_failed_.empty() || times > 1) continue;
       for (NodeId child : tree_.Children(p->id)) {
         const Node* c = tree_.Find(child);
-        if (c->id != node->id && c->critic.rca == "accuracy") {
+        if (c->id != node->id && c->critic.rca == RcaClass::kAccuracy) {
           times = kCleanRuns;
           break;
         }
@@ -120,14 +120,14 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
       n.diagnosis =
           "un-kept: built on " + f + ", whose " + what + " is flaky (it may be tried again)";
     } else if (!bench) {
-      n.critic.rca = "accuracy";  // its check fails: what a pair may still fix (moves.h)
+      n.critic.rca = RcaClass::kAccuracy;  // its check fails: what a pair may still fix (moves.h)
       n.diagnosis = "un-kept: a flaky check: it fails on this change's state when re-run (in " +
                     where + ": " + DescribeStep(failure) + "), and passes " +
                     std::to_string(kCleanRuns) + " times on " + c + "; it had passed before";
     } else {
       // A crash of this change's state at run time: the action's, like any runtime crash.
       n.outcome = Outcome::kCrashed;
-      n.critic.rca = "runtime_crash";
+      n.critic.rca = RcaClass::kRuntimeCrash;
       AddFlag(&n, "flaky");
       n.diagnosis =
           "un-kept: its state crashes at run time now and then: its benchmark failed (in " + where +
@@ -144,12 +144,12 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
     // is withdrawn with the blame. Off the path again, it is a candidate once more.
     for (NodeId child : tree_.Children(path[i]->id)) {
       const Node* x = tree_.Find(child);
-      if (bench || x->outcome != Outcome::kReverted || x->critic.rca != "accuracy" ||
+      if (bench || x->outcome != Outcome::kReverted || x->critic.rca != RcaClass::kAccuracy ||
           (node != nullptr && x->id == node->id)) {
         continue;
       }
       Node un = *x;
-      un.critic.rca = "flaky_incumbent";
+      un.critic.rca = RcaClass::kFlakyIncumbent;
       un.critic.constraints.clear();
       un.diagnosis += "; not this change's fault: " + f + ", its base, has a flaky check";
       changed.push_back(std::move(un));
@@ -172,7 +172,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
     node->outcome = Outcome::kReverted;
     node->step = Step::kDone;
     node->finished_s = CampaignTime();
-    node->critic.rca = "flaky_incumbent";
+    node->critic.rca = RcaClass::kFlakyIncumbent;
     node->diagnosis =
         bench
             ? "not this change's fault: the incumbent's own benchmark run failed as its base (" +

@@ -43,7 +43,7 @@ TEST(RecheckTest, AFlakyKeepIsUnkeptAndTheCandidateIsNotBlamed) {
   auto win = rig.All("other.win");
   ASSERT_EQ(win.size(), 2u);
   EXPECT_EQ(win[0]->parent, flaky[0]->id);
-  EXPECT_EQ(win[0]->critic.rca, "flaky_incumbent");
+  EXPECT_EQ(win[0]->critic.rca, RcaClass::kFlakyIncumbent);
   EXPECT_NE(win[0]->diagnosis.find("not this change's fault"), std::string::npos);
   // Tried again under the baseline, where it is the real win it is, and kept.
   EXPECT_EQ(win[1]->parent, kRootId);
@@ -83,7 +83,7 @@ TEST(RecheckTest, CandidatesBlamedOnAFlakyStateAreUnblamedAndTheirConstraintsWit
   ASSERT_TRUE(r.ok()) << r.error().message;
   auto a = rig.All("cat.a");
   ASSERT_GE(a.size(), 2u);
-  EXPECT_EQ(a[0]->critic.rca, "flaky_incumbent") << a[0]->diagnosis;
+  EXPECT_EQ(a[0]->critic.rca, RcaClass::kFlakyIncumbent) << a[0]->diagnosis;
   EXPECT_TRUE(a[0]->critic.constraints.empty());
   EXPECT_NE(a[0]->diagnosis.find("not this change's fault"), std::string::npos);
   bool a_kept = false;
@@ -124,7 +124,8 @@ TEST(RecheckTest, ASecondFailureOnOneStateReRunsItsCheckUntilTheFlakinessShows) 
   for (const char* key : {"one.a", "two.b"}) {
     auto tries = rig.All(key);
     ASSERT_GE(tries.size(), 1u) << key;
-    EXPECT_EQ(tries[0]->critic.rca, "flaky_incumbent") << key << ": " << tries[0]->diagnosis;
+    EXPECT_EQ(tries[0]->critic.rca, RcaClass::kFlakyIncumbent)
+        << key << ": " << tries[0]->diagnosis;
   }
   EXPECT_EQ(rig.store.nodes.at(r->best).overlay.count("FLAKY"), 0u);
 }
@@ -153,7 +154,7 @@ TEST(RecheckTest, AFailedCheckBeforeTheKeepAlsoReChecksTheIncumbent) {
   EXPECT_TRUE(HasFlag(*flaky[0], "unkept")) << flaky[0]->diagnosis;
   EXPECT_NE(flaky[0]->diagnosis.find("(in #" + std::to_string(a[0]->id) + ":"), std::string::npos)
       << flaky[0]->diagnosis;
-  EXPECT_EQ(a[0]->critic.rca, "flaky_incumbent") << a[0]->diagnosis;
+  EXPECT_EQ(a[0]->critic.rca, RcaClass::kFlakyIncumbent) << a[0]->diagnosis;
 }
 
 TEST(RecheckTest, TheKnowledgeBaseGetsACorrectionOfTheUnkeptEntry) {
@@ -276,14 +277,14 @@ TEST(RecheckTest, AnIncumbentWhoseBenchmarkCrashesIsUnkeptAndTheCandidateIsNotBl
   auto f = rig.All("fast.flaky");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->outcome, Outcome::kCrashed);
-  EXPECT_EQ(f[0]->critic.rca, "runtime_crash");
+  EXPECT_EQ(f[0]->critic.rca, RcaClass::kRuntimeCrash);
   EXPECT_EQ(f[0]->diagnosis.rfind("un-kept", 0), 0u) << f[0]->diagnosis;
   EXPECT_FALSE(f[0]->critic.constraints.empty()) << "a crashing state's action is pruned";
   auto w = rig.All("other.win");
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0]->parent, f[0]->id);
   EXPECT_EQ(w[0]->outcome, Outcome::kReverted);
-  EXPECT_EQ(w[0]->critic.rca, "flaky_incumbent");
+  EXPECT_EQ(w[0]->critic.rca, RcaClass::kFlakyIncumbent);
   EXPECT_TRUE(w[0]->critic.constraints.empty()) << "the candidate is not blamed";
   // Tried again under the baseline, and kept: the campaign hands the user the clean win.
   EXPECT_EQ(w[1]->parent, kRootId);

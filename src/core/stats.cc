@@ -36,7 +36,7 @@ void CategoryStats::Observe(const Node& node) {
   }
   // A run lost by the executor (infrastructure) says nothing about the action: neither a try
   // nor a crash of its category.
-  if (node.outcome == Outcome::kCrashed && node.critic.rca == "infrastructure") return;
+  if (node.outcome == Outcome::kCrashed && node.critic.rca == RcaClass::kInfrastructure) return;
   CategoryCounts& c = by_category_[node.category];
   ++c.tries;
   ++total_tries_;

@@ -22,9 +22,9 @@ namespace {
 // Finished children whose verdict compared them with the incumbent's numbers.
 bool MeasuredAgainstParent(const Node& n) {
   if (n.outcome != Outcome::kReverted) return false;
-  static const char* const kRcas[] = {"no_gain", "not_confirmed", "inflation", "anomaly"};
-  return std::any_of(std::begin(kRcas), std::end(kRcas),
-                     [&](const char* r) { return n.critic.rca == r; });
+  static constexpr RcaClass kRcas[] = {RcaClass::kNoGain, RcaClass::kNotConfirmed,
+                                       RcaClass::kInflation, RcaClass::kAnomaly};
+  return std::find(std::begin(kRcas), std::end(kRcas), n.critic.rca) != std::end(kRcas);
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ Status Orchestrator::UnkeepAnomalousIncumbent(NodeId incumbent, double now, Node
       u.critic.flags.push_back(flag);
     }
   }
-  u.critic.rca = "anomaly";
+  u.critic.rca = RcaClass::kAnomaly;
   u.diagnosis = "un-kept: anomaly: kept at " + FormatDouble(*inc->metric) + ", re-measured at " +
                 FormatDouble(now) + " (×" + FormatDouble(now / *inc->metric, 4) +
                 (node != nullptr ? ") as the base of #" + std::to_string(node->id) : ")") +
@@ -73,7 +73,7 @@ Status Orchestrator::UnkeepAnomalousIncumbent(NodeId incumbent, double now, Node
     node->outcome = Outcome::kReverted;
     node->step = Step::kDone;
     node->finished_s = CampaignTime();
-    node->critic.rca = "anomalous_incumbent";
+    node->critic.rca = RcaClass::kAnomalousIncumbent;
     node->diagnosis = "not judged: its base " + i + " re-measured at " + FormatDouble(now) +
                       " against the " + FormatDouble(*inc->metric) + " it was kept at; " + i +
                       " is un-kept and this idea re-queued under " + b;

@@ -116,7 +116,7 @@ nlohmann::json CriticJson(const CriticNote& n) {
   j["ci_low"] = OptionalNumber(n.ci_low);
   j["ci_high"] = OptionalNumber(n.ci_high);
   j["confirmed"] = n.confirmed;
-  j["rca"] = n.rca;
+  j["rca"] = RcaClassName(n.rca);
   j["evidence"] = n.evidence;
   j["suggestion"] = n.suggestion;
   j["requeued_from"] =

@@ -190,7 +190,7 @@ std::string NodeDetailHtml(const Node& n, const std::vector<LogExcerpt>& logs,
       out += Row("95% CI (speedup)", "×" + Opt(c.ci_low) + " – ×" + Opt(c.ci_high));
     }
     out += Row("confirmed", c.confirmed ? "yes" : "no");
-    if (!c.rca.empty()) out += Row("root cause", c.rca);
+    if (c.rca != RcaClass::kNone) out += Row("root cause", std::string(RcaClassName(c.rca)));
     if (!c.evidence.empty()) out += Row("evidence", c.evidence);
     if (!c.suggestion.empty()) out += Row("suggestion", c.suggestion);
     if (c.requeued_from != kNoNode) out += Row("retries", "#" + std::to_string(c.requeued_from));

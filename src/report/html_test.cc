@@ -76,7 +76,7 @@ TEST(ReportHtml, EscapesEverythingFromTheStore) {
   ReportInput in = SampleInput();
   in.view.nodes[4].diagnosis = "<script>alert('diag')</script>";
   in.view.nodes[4].action_id = "kernel.<b>bold</b>";
-  in.view.nodes[4].critic.rca = "<script>alert('rca')</script>";
+  in.view.nodes[4].critic.evidence = "<script>alert('evidence')</script>";
   in.view.nodes[4].critic.constraints.push_back(
       Constraint{.action = "<img onerror=x>", .reason = "<script>alert(1)</script>"});
   in.view.meta.name = "<i>name</i>";

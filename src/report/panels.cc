@@ -235,7 +235,7 @@ nlohmann::json AnomaliesJson(const std::vector<Node>& nodes) {
                    {"parent", n->parent},
                    {"action", n->CandidateKey()},
                    {"outcome", std::string(OutcomeName(n->outcome))},
-                   {"rca", n->critic.rca},
+                   {"rca", RcaClassName(n->critic.rca)},
                    {"unkept", has(*n, "unkept")},
                    {"diagnosis", n->diagnosis}});
   }

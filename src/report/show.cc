@@ -150,7 +150,7 @@ std::string ShowText(const Node& node, const std::vector<Sample>& samples,
   AppendScore(node, out);
   if (!node.diagnosis.empty()) Field(out, "diagnosis", node.diagnosis);
   const CriticNote& c = node.critic;
-  if (!c.rca.empty()) Field(out, "root cause", c.rca);
+  if (c.rca != RcaClass::kNone) Field(out, "root cause", std::string(RcaClassName(c.rca)));
   if (!c.evidence.empty()) Field(out, "evidence", c.evidence);
   if (!c.suggestion.empty()) Field(out, "suggestion", c.suggestion);
   if (c.ci_low && c.ci_high) {

@@ -68,7 +68,7 @@ TEST(ShowJsonTest, Shape) {
 
 TEST(ShowTest, CriticVerdictRootCauseAndConstraintsAreShown) {
   Node n = report_testing::SampleTree()[1];
-  n.critic.rca = "runtime_crash";
+  n.critic.rca = RcaClass::kRuntimeCrash;
   n.critic.evidence = "Segmentation fault";
   n.critic.suggestion = "prune";
   n.critic.ci_low = 1.1;

@@ -96,7 +96,7 @@ TEST(StatusJsonTest, AnomaliesAreListedWithTheirDiagnosis) {
   Node& n = view.nodes[2];
   n.outcome = Outcome::kReverted;
   n.critic.flags = {"anomaly"};
-  n.critic.rca = "anomaly";
+  n.critic.rca = RcaClass::kAnomaly;
   n.diagnosis = "anomaly: re-run: check passed, the metric claims ×1e+306";
   nlohmann::json a = StatusJson(view)["anomalies"];
   ASSERT_EQ(a.size(), 1u);

@@ -63,7 +63,7 @@ std::string EncodeCritic(const CriticNote& n) {
   PutOptional(&j, "ci_low", n.ci_low);
   PutOptional(&j, "ci_high", n.ci_high);
   if (n.confirmed) j["confirmed"] = true;
-  if (!n.rca.empty()) j["rca"] = n.rca;
+  if (n.rca != RcaClass::kNone) j["rca"] = RcaClassName(n.rca);
   if (!n.evidence.empty()) j["evidence"] = n.evidence;
   if (!n.suggestion.empty()) j["suggestion"] = n.suggestion;
   if (n.requeued_from != kNoNode) j["requeued_from"] = n.requeued_from;
@@ -87,7 +87,9 @@ Result<CriticNote> DecodeCritic(std::string_view text) {
     n.ci_low = GetOptional(j, "ci_low");
     n.ci_high = GetOptional(j, "ci_high");
     n.confirmed = j.value("confirmed", false);
-    n.rca = GetString(j, "rca");
+    // A word this build does not know (a store written by another version) reads as kUnknown:
+    // like the word itself, it matches none of the rules that ask for a class.
+    n.rca = ParseRcaClass(GetString(j, "rca")).value_or(RcaClass::kUnknown);
     n.evidence = GetString(j, "evidence");
     n.suggestion = GetString(j, "suggestion");
     n.requeued_from = j.value("requeued_from", static_cast<NodeId>(kNoNode));

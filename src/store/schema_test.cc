@@ -107,7 +107,7 @@ TEST(SchemaTest, AVersion2StoreMigratesToTheCurrentVersionWithItsData) {
   auto nodes = (*store)->LoadNodes();
   ASSERT_TRUE(nodes.ok()) << nodes.error().message;
   ASSERT_EQ(nodes->size(), 1u);
-  EXPECT_EQ((*nodes)[0].critic.rca, "build_error");
+  EXPECT_EQ((*nodes)[0].critic.rca, RcaClass::kBuildError);
   EXPECT_TRUE((*nodes)[0].agent.empty());
   auto meta = (*store)->LoadMeta();
   ASSERT_TRUE(meta.ok() && meta->has_value());

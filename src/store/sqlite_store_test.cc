@@ -109,6 +109,17 @@ TEST_F(SqliteStoreTest, NodeUpsertReplacesTheWholeRow) {
   ExpectSameNode(changed, nodes[1]);
 }
 
+TEST_F(SqliteStoreTest, AnUnknownRootCauseDoesNotFailTheLoad) {
+  ASSERT_TRUE(store_->Apply({.nodes = {RootNode(), FullNode(2, kRootId)}}).ok());
+  RawExec(path_,
+          "UPDATE nodes SET critic = '{\"rca\":\"a_later_class\",\"evidence\":\"e\"}' "
+          "WHERE id = 2");
+  auto nodes = Nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[1].critic.rca, RcaClass::kUnknown);
+  EXPECT_EQ(nodes[1].critic.evidence, "e");
+}
+
 TEST_F(SqliteStoreTest, NodesLoadOrderedByIdAndChildMayPrecedeParent) {
   // Foreign keys are checked at COMMIT, so one mutation may list a child before its parent.
   ASSERT_TRUE(store_->Apply({.nodes = {FullNode(5, 3), FullNode(3, 1), RootNode()}}).ok());

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "store/critic_json.h"
 #include "store/meta_codec.h"
 
 namespace arbor {
@@ -135,6 +136,28 @@ AgentNote FullAgent() {
   n.questions = {"is AVX-512 allowed?"};
   n.proposed = {"kernel.tile-k", "kernel.prefetch"};
   return n;
+}
+
+// The root cause is stored as its word, and "" (kNone) not at all: stores read back the same.
+TEST(StoreJsonTest, CriticRootCauseIsStoredAsItsWord) {
+  CriticNote n;
+  n.rca = RcaClass::kNotConfirmed;
+  EXPECT_EQ(store_json::EncodeCritic(n), R"({"rca":"not_confirmed"})");
+  n.rca = RcaClass::kNone;
+  n.evidence = "e";
+  EXPECT_EQ(store_json::EncodeCritic(n), R"({"evidence":"e"})");
+  auto back = store_json::DecodeCritic(R"({"rca":"flaky_incumbent"})");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->rca, RcaClass::kFlakyIncumbent);
+}
+
+// A word this build does not know (a store written by another version) does not fail the
+// load, so a resume goes on: it reads as kUnknown, which no rule asks for, as the word did.
+TEST(StoreJsonTest, AnUnknownRootCauseReadsAsUnknown) {
+  auto n = store_json::DecodeCritic(R"({"rca":"a_later_class","evidence":"e"})");
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_EQ(n->rca, RcaClass::kUnknown);
+  EXPECT_EQ(n->evidence, "e");
 }
 
 TEST(StoreJsonTest, AgentNoteRoundTripsAndEmptyIsBraces) {
