@@ -164,9 +164,13 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
 // of the frontier (frontier.h) that are no single idea — a reverted pair, swap, drop or
 // branch node — get follow-ups: an idea reverted for no gain on top, ranked with the pairs by
 // the same optimistic speedup (its promise times what the state measured), which halves with
-// each follow-up under that state that measured no gain.
+// each follow-up under that state that measured no gain. PairKinds::kFollowUps (the very
+// last resort of a campaign with branches, once every other move is spent) offers the
+// follow-ups no promise supports too, in the same order: untested combinations of up to
+// kMaxBranchChanges changes are still hypotheses, and a budget the user gave is spent on them
+// rather than left.
 inline constexpr int kPairBatch = 4;
-enum class PairKinds { kHopeful, kEvery, kRetunes };
+enum class PairKinds { kHopeful, kEvery, kRetunes, kFollowUps };
 using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,

@@ -107,6 +107,44 @@ TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
 INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest,
                          ::testing::Combine(::testing::Values(12, 60), ::testing::Bool()));
 
+// Every change costs 30%: no pair or follow-up is hopeful (the promise of ×1.3 times what a
+// pair measured, ×0.49, is a loss). With branches, once everything else is spent, the untested
+// triples on the pairs' states are still tried (PairKinds::kFollowUps) before the campaign
+// ends `exhausted`: each once, and none before the last other move.
+TEST(SpendTheBudgetTest, WithBranchesHopelessFollowUpsComeLast) {
+  for (bool branches : {true, false}) {
+    Rig rig;
+    rig.spec.search.max_nodes = 200;
+    rig.spec.search.branches = branches;
+    rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B"), Env("c.c", "C"), Env("d.d", "D")};
+    rig.target.metric = [](const EnvOverlay& env) -> std::optional<double> {
+      double v = 100;
+      for (const char* var : {"A", "B", "C", "D"}) v *= env.count(var) ? 0.7 : 1.0;
+      return v;
+    };
+    auto r = rig.Run();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->stop_reason, "exhausted");
+    const Tree tree = rig.StoredTree();
+    std::set<std::set<std::string>> threes;
+    int64_t first_follow_up = INT64_MAX;
+    int64_t last_other = 0;
+    for (const auto& [id, n] : rig.store.nodes) {
+      if (!IsEvaluated(n) || n.parent == kNoNode) continue;
+      if (MoveOf(n) == Move::kFollowUp) {
+        EXPECT_TRUE(threes.insert(ChangeSet(tree, n)).second) << "#" << id << " tried twice";
+        first_follow_up = std::min(first_follow_up, n.seq);
+      } else {
+        last_other = std::max(last_other, n.seq);
+      }
+    }
+    EXPECT_EQ(threes.size(), branches ? 4u : 0u) << "branches " << branches;
+    if (branches) {
+      EXPECT_GT(first_follow_up, last_other);
+    }
+  }
+}
+
 // An accuracy trap with its fix: fast.x (+50%) breaks the check unless fix.f (-3% alone) is
 // on too. One at a time, neither is ever kept; the pair is, as one change, and the handed state
 // has both. Its own side failed the check before, so one pass is not enough: it ran 14 times.

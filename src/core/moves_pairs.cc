@@ -205,9 +205,9 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         const double delivers = promised(f) * measured(e);
         const int halvings = std::min(s.changes - 1 + s.lost, 30);
         const double hope = 1 + (delivers - 1) / (1 << halvings);
-        // Hopeful ones only, also as a last resort: the hypotheses of three changes are many,
-        // and one no promise supports is not worth an evaluation.
-        if (hope <= 1) continue;
+        // Hopeful ones only, but at the very last (kFollowUps): the hypotheses of three changes
+        // are many, and one no promise supports is worth an evaluation only when nothing else is.
+        if (hope <= 1 && kinds != PairKinds::kFollowUps) continue;
         twos.push_back(Two{f, nullptr, hope, e});
       }
     }

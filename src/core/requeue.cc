@@ -162,6 +162,10 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   }
   // At last, each keep verified again: its drop, measured clearly slower, at 2×, 4×, 8×.
   if (moves.empty() && critic_) moves = RemeasureAnswered(tree_, inc->id, LastLooks::kKeepsToo);
+  // Then the follow-ups no promise supports: untested combinations on the frontier's states.
+  if (moves.empty() && spec_.search.pairs && spec_.search.branches) {
+    moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kFollowUps, true);
+  }
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;
