@@ -6,12 +6,12 @@
 // the campaign's env and the node's overlay, then ARBOR_NODE / ARBOR_WORKTREE / ARBOR_OUT /
 // ARBOR_REPETITION, and ARBOR_PORT with [target.serve]), and the step's timeout and limits.
 // With [target.serve], the check, bench and profile commands run against the node's server
-// (command_target_servers.h), which the target starts, keeps and stops. With [executor] kind = "slurm" each command runs as an srun
-// job (app/slurm.h), its job id and any Slurm verdict recorded in its StepResult. Metrics and
-// profiles are parsed by formats/; anything unreadable becomes ExitKind::kBadOutput with the
-// parser's one-line reason. Everything a run keeps — its folder, the step's tail and detail —
-// is scrubbed of secrets by the process's installed Scrubber (exec/scrubbing.h) as soon as
-// the command ends, before metrics or profiles are read from it.
+// (command_target_servers.h), which the target starts, keeps and stops. With [executor] kind =
+// "slurm" each command runs as an srun job (app/slurm.h), its job id and any Slurm verdict recorded
+// in its StepResult. Metrics and profiles are parsed by formats/; anything unreadable becomes
+// ExitKind::kBadOutput with the parser's one-line reason. Everything a run keeps — its folder, the
+// step's tail and detail — is scrubbed of secrets by the process's installed Scrubber
+// (exec/scrubbing.h) as soon as the command ends, before metrics or profiles are read from it.
 #pragma once
 
 #include <map>

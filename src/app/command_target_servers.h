@@ -48,7 +48,6 @@ class TargetServers {
   TargetServers(const TargetServers&) = delete;
   TargetServers& operator=(const TargetServers&) = delete;
 
-
   struct Entry;
   // What a command runs against: the server's port, or why it could not (the command must not
   // run then; `failure` is the step's result).

@@ -154,7 +154,8 @@ TEST_F(TargetServersTest, AServerThatDiesDuringACommandIsTheStepsCrash) {
   const pid_t pid = Pid("a");
   kill(pid, SIGSEGV);
   for (int i = 0; i < 1000 && Alive(pid); ++i) usleep(10 * 1000);  // kill() does not wait
-  StepResult step;  // the benchmark itself passed
+  // The benchmark itself passed.
+  StepResult step;
   servers().Release(a, "bench", &step);
   EXPECT_EQ(step.kind, ExitKind::kSignaled);
   EXPECT_EQ(step.signal, SIGSEGV);

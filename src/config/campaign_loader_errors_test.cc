@@ -236,8 +236,7 @@ const Row kRows[] = {
     {"serve_ready_timeout_zero", kHead + "[target.serve]\ncommand = \"s\"\nready_timeout = 0\n",
      "c.toml:9:17: invalid target.serve.ready_timeout 0; expected a positive duration like "
      "\"90s\", \"10m\", \"1h30m\" or a number of seconds"},
-    {"serve_with_slurm",
-     kHead + "[target.serve]\ncommand = \"s\"\n[executor]\nkind = \"slurm\"\n",
+    {"serve_with_slurm", kHead + "[target.serve]\ncommand = \"s\"\n[executor]\nkind = \"slurm\"\n",
      "c.toml:10:1: [target.serve] runs its server on this machine and cannot serve Slurm jobs; "
      "expected kind = \"local\" with [target.serve]"},
     {"pass_env_not_a_name",
