@@ -172,12 +172,12 @@ std::string SlurmBatchScript(const SlurmRequest& r) {
   // (stdbuf -o0: a stopped copier loses nothing it read): the first output_limit_bytes of each
   // stream are kept and the rest drained (GNU dd was used before: with count_bytes it counts a
   // pipe's short read as a whole block and stopped after the first writes, and with fullblock
-  // it holds a partial block back until the stream ends), so a flood neither fills the shared filesystem nor blocks the
-  // command. The fifos live in the compute node's /tmp
-  // (not $TMPDIR, which is this machine's), else in the job folder. A background process of
-  // the command may hold its output open: the copies get 5 s after the command ends, then
-  // they are stopped (Slurm ends that process with the job). The status is written last and
-  // atomically: a status file means the logs are complete. A cancelled job writes none.
+  // it holds a partial block back until the stream ends), so a flood neither fills the shared
+  // filesystem nor blocks the command. The fifos live in the compute node's /tmp (not $TMPDIR,
+  // which is this machine's), else in the job folder. A background process of the command may hold
+  // its output open: the copies get 5 s after the command ends, then they are stopped (Slurm ends
+  // that process with the job). The status is written last and atomically: a status file means the
+  // logs are complete. A cancelled job writes none.
   std::string script = R"(#!/bin/sh
 # Arbor: @COMMENT@ (docs/slurm.md)
 d=@DIR@

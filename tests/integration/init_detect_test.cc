@@ -106,8 +106,8 @@ void RunsAsWritten(int budget) {
 
   // Ten nodes take about 5 minutes on a loaded 2-core machine (the Critic raises the
   // repetitions of a noisy benchmark); under ctest's 900 s limit with room to spare.
-  ProcResult run = ws.Arbor(
-      {"run", "arbor.toml", "--max-nodes", std::to_string(budget), "--quiet"}, {}, 840);
+  ProcResult run =
+      ws.Arbor({"run", "arbor.toml", "--max-nodes", std::to_string(budget), "--quiet"}, {}, 840);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   std::vector<TreeNode> nodes = LoadTree(ws);
   int evaluated = 0;
