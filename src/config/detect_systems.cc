@@ -4,12 +4,23 @@
 #include <cctype>
 #include <regex>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "config/detect_internal.h"
 #include "util/strings.h"
 
 namespace arbor::detect {
 namespace {
+
+// The start of a detected build script: `set -e`, and $pgo set to the flags that use the
+// profile the PGO action's training run left in arbor-pgo/ (empty without one).
+constexpr std::string_view kPgoPrelude =
+    "set -e\n"
+    "pgo=\"\"\n"
+    "if [ -d arbor-pgo ]; then pgo=\"-fprofile-use=$PWD/arbor-pgo "
+    "-fprofile-prefix-path=$PWD/build -fprofile-partial-training -Wno-missing-profile "
+    "-Wno-error=coverage-mismatch\"; fi\n";
 
 const std::string* Text(const RepoFiles& repo, const std::string& path) {
   auto it = repo.contents.find(path);
@@ -162,17 +173,12 @@ std::optional<Plan> CMakePlan(const RepoFiles& repo) {
   }
   plan.env = {{"CFLAGS", "-O3"}, {"CXXFLAGS", "-O3"}, {"LDFLAGS", ""}};
   plan.opt_levels = R"(["2", "s"])";
-  plan.build =
-      "set -e\n"
-      "pgo=\"\"\n"
-      "if [ -d arbor-pgo ]; then pgo=\"-fprofile-use=$PWD/arbor-pgo "
-      "-fprofile-prefix-path=$PWD/build -fprofile-partial-training -Wno-missing-profile "
-      "-Wno-error=coverage-mismatch\"; fi\n"
-      "cmake --no-warn-unused-cli -S . -B build -DCMAKE_BUILD_TYPE=Release "
-      "\"-DCMAKE_C_FLAGS_RELEASE=-DNDEBUG $CFLAGS $pgo\" "
-      "\"-DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG $CXXFLAGS $pgo\" "
-      "\"-DCMAKE_EXE_LINKER_FLAGS=$LDFLAGS\" \"-DCMAKE_SHARED_LINKER_FLAGS=$LDFLAGS\"\n"
-      "cmake --build build --parallel $(nproc)";
+  plan.build = std::string(kPgoPrelude) +
+               "cmake --no-warn-unused-cli -S . -B build -DCMAKE_BUILD_TYPE=Release "
+               "\"-DCMAKE_C_FLAGS_RELEASE=-DNDEBUG $CFLAGS $pgo\" "
+               "\"-DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG $CXXFLAGS $pgo\" "
+               "\"-DCMAKE_EXE_LINKER_FLAGS=$LDFLAGS\" \"-DCMAKE_SHARED_LINKER_FLAGS=$LDFLAGS\"\n"
+               "cmake --build build --parallel $(nproc)";
   plan.build_note =
       "A Release build in build/ whose flags are $CFLAGS and $CXXFLAGS (-O3 in the baseline,\n"
       "as CMake's Release) and $LDFLAGS, so that the compiler actions below apply; with\n"
@@ -206,15 +212,10 @@ std::optional<Plan> MesonPlan(const RepoFiles& repo) {
   plan.system = BuildSystem::kMeson;
   plan.found = "Meson (meson.build)";
   plan.opt_levels = R"(["2", "s"])";  // --buildtype=release is -O3
-  plan.build =
-      "set -e\n"
-      "pgo=\"\"\n"
-      "if [ -d arbor-pgo ]; then pgo=\"-fprofile-use=$PWD/arbor-pgo "
-      "-fprofile-prefix-path=$PWD/build -fprofile-partial-training -Wno-missing-profile "
-      "-Wno-error=coverage-mismatch\"; fi\n"
-      "CFLAGS=\"$CFLAGS $pgo\" CXXFLAGS=\"$CXXFLAGS $pgo\" meson setup build "
-      "--buildtype=release\n"
-      "meson compile -C build";
+  plan.build = std::string(kPgoPrelude) +
+               "CFLAGS=\"$CFLAGS $pgo\" CXXFLAGS=\"$CXXFLAGS $pgo\" meson setup build "
+               "--buildtype=release\n"
+               "meson compile -C build";
   plan.build_note =
       "A release build in build/; meson setup reads $CFLAGS, $CXXFLAGS and $LDFLAGS, so that\n"
       "the compiler actions below apply; with arbor-pgo/ present (the PGO action) it builds\n"

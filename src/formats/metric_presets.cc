@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/json_document.h"
 #include "formats/wrk_report.h"
 #include "util/escape.h"
 #include "util/metric_presets.h"
@@ -23,15 +24,7 @@ using Json = nlohmann::json;
 
 constexpr int kMaxDocumentStarts = 64;  // lines tried as the start of the JSON document
 
-std::optional<Json> TryParse(std::string_view text) {
-  try {
-    Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return std::nullopt;
-    return j;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
+using formats_internal::TryParseJson;
 
 bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r\n\f\v") == s.npos; }
 
@@ -72,17 +65,17 @@ class PresetReader {
 
   Result<Json> Document(std::string_view output, std::string_view metrics_file) const {
     if (!IsBlank(metrics_file)) {
-      if (auto doc = TryParse(metrics_file); doc && doc->is_object()) return *doc;
+      if (auto doc = TryParseJson(metrics_file); doc && doc->is_object()) return *doc;
       return Fail("$ARBOR_OUT/metrics.json is not a JSON object (" +
                   std::to_string(metrics_file.size()) + " bytes)");
     }
-    if (auto doc = TryParse(output); doc && doc->is_object()) return *doc;
+    if (auto doc = TryParseJson(output); doc && doc->is_object()) return *doc;
     int tried = 0;
     for (size_t at = 0; at < output.size() && tried < kMaxDocumentStarts;) {
       size_t first = output.find_first_not_of(" \t", at);
       if (first != std::string_view::npos && output[first] == '{') {
         ++tried;
-        if (auto doc = TryParse(output.substr(first)); doc && doc->is_object()) return *doc;
+        if (auto doc = TryParseJson(output.substr(first)); doc && doc->is_object()) return *doc;
       }
       size_t nl = output.find('\n', at);
       if (nl == std::string_view::npos) break;

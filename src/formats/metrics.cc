@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/json_document.h"
 #include "formats/metric_presets.h"
 #include "util/escape.h"
 #include "util/metric_regex.h"
@@ -81,16 +82,7 @@ std::optional<double> ParseNumber(std::string_view s) {
   return v;
 }
 
-// Parses without exceptions; nullopt when `text` is not one JSON document.
-std::optional<Json> TryParse(std::string_view text) {
-  try {
-    Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return std::nullopt;
-    return j;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
+using formats_internal::TryParseJson;
 
 bool LooksLikeObject(std::string_view line) {
   return line.size() >= 2 && line.front() == '{' && line.back() == '}';
@@ -220,7 +212,7 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
                   "), which is not a reading");
   };
   if (!TrimView(metrics_file_text).empty()) {
-    if (!TryParse(metrics_file_text)) {
+    if (!TryParseJson(metrics_file_text)) {
       if (auto e = non_finite(metrics_file_text, "in $ARBOR_OUT/metrics.json")) return *e;
     }
     try {
@@ -238,7 +230,7 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
 
   std::string_view trimmed = TrimView(output);
   if (!trimmed.empty() && (trimmed.front() == '{' || trimmed.front() == '[')) {
-    if (auto doc = TryParse(trimmed); doc && doc->is_structured()) return from_doc(*doc, "");
+    if (auto doc = TryParseJson(trimmed); doc && doc->is_structured()) return from_doc(*doc, "");
   }
 
   // Logs around the JSON: the last line that is an object in which the path resolves.
@@ -249,7 +241,7 @@ Result<double> ExtractJson(const MetricSource& src, std::string_view output,
   ForEachLineBackward(output, [&](std::string_view line) {
     line = TrimView(line);
     if (!LooksLikeObject(line)) return false;
-    std::optional<Json> doc = TryParse(line);
+    std::optional<Json> doc = TryParseJson(line);
     if (!doc && !broken) broken = non_finite(line, "line of the output");
     if (!doc || !doc->is_object()) return false;
     ++objects;
@@ -454,12 +446,12 @@ Status CheckWorkValue(const MetricSource& work, double value) {
 Result<Profile> ParseProfile(std::string_view text) {
   std::string_view trimmed = TrimView(text);
   if (trimmed.empty()) return ProfileError("the output is empty");
-  if (auto doc = TryParse(trimmed)) return ProfileFromJson(*doc);
+  if (auto doc = TryParseJson(trimmed)) return ProfileFromJson(*doc);
   std::optional<Json> found;
   ForEachLineBackward(text, [&](std::string_view line) {
     line = TrimView(line);
     if (!LooksLikeObject(line)) return false;
-    std::optional<Json> doc = TryParse(line);
+    std::optional<Json> doc = TryParseJson(line);
     if (!doc || !doc->is_object() || !doc->contains("components")) return false;
     found = std::move(doc);
     return true;
