@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "bench/synthetic_campaign.h"
-#include "core/candidates.h"
-#include "core/critic_gate.h"
-#include "core/gate.h"
-#include "core/orchestrator.h"
+#include "core/critic/critic_gate.h"
+#include "core/critic/gate.h"
+#include "core/orchestrator/orchestrator.h"
+#include "core/search/candidates.h"
 #include "fakes/fakes.h"
 #include "store/sqlite_store.h"
 #include "util/strings.h"

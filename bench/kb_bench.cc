@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kb.h"
+#include "core/knowledge/kb.h"
 #include "store/kb_store.h"
 #include "util/check.h"
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "bench/synthetic_campaign.h"
-#include "core/candidates.h"
-#include "core/scoring.h"
-#include "core/tree.h"
+#include "core/search/candidates.h"
+#include "core/search/scoring.h"
+#include "core/tree/tree.h"
 #include "util/check.h"
 #include "util/strings.h"
 

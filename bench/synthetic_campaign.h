@@ -9,8 +9,8 @@
 // node plus `spare_candidates` still untried at the incumbent.
 //
 // Records are emitted in id order with the rows the Orchestrator would have stored for a
-// finished node (src/core/node_steps.cc): the node, 3 "self" samples, a profile for the root
-// and kept nodes, and the events proposed, dispatched, built, checked, measured, then
+// finished node (src/core/orchestrator/node_steps.cc): the node, 3 "self" samples, a profile for
+// the root and kept nodes, and the events proposed, dispatched, built, checked, measured, then
 // kept+reprofiled / reverted / crashed.
 #pragma once
 
@@ -18,10 +18,10 @@
 #include <optional>
 #include <vector>
 
-#include "core/model.h"
-#include "core/ports.h"
-#include "core/spec.h"
-#include "core/tree.h"
+#include "core/model/model.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
+#include "core/tree/tree.h"
 #include "util/result.h"
 
 namespace arbor::bench {

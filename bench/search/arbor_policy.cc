@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <set>
 
-#include "core/critic_gate.h"
-#include "core/gate.h"
-#include "core/kb.h"
-#include "core/orchestrator.h"
-#include "core/tree.h"
+#include "core/critic/critic_gate.h"
+#include "core/critic/gate.h"
+#include "core/knowledge/kb.h"
+#include "core/orchestrator/orchestrator.h"
+#include "core/tree/tree.h"
 #include "fakes/fakes.h"
 
 namespace arbor::search {

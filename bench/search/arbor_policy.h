@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/search/policy.h"
-#include "core/spec.h"
+#include "core/model/spec.h"
 
 namespace arbor::search {
 

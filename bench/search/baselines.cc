@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "core/rng.h"
+#include "core/model/rng.h"
 
 namespace arbor::search {
 namespace {

@@ -9,7 +9,7 @@
 #include <numbers>
 
 #include "bench/search/landscape_model.h"
-#include "core/rng.h"
+#include "core/model/rng.h"
 #include "util/check.h"
 #include "util/hash.h"
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor::search {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <map>
 
-#include "core/rng.h"
+#include "core/model/rng.h"
 
 namespace arbor::search {
 

@@ -15,8 +15,8 @@
 //   inflation knobs (readings up, work down, truth unchanged or worse), noise 1–8% with
 //   occasional outliers and drift, and misleading priors (wrong speedups, missing requires).
 //
-// Deterministic in the seed (core/rng.h; never the clock): the same seed is the same landscape
-// on every machine. Every generated landscape parses back from its ToJson and never has a
+// Deterministic in the seed (core/model/rng.h; never the clock): the same seed is the same
+// landscape on every machine. Every generated landscape parses back from its ToJson and never has a
 // declared requires/conflict its optimum violates.
 #pragma once
 

@@ -4,7 +4,7 @@
 
 #include "bench/search/landscape.h"
 #include "bench/search/landscape_model.h"
-#include "core/rng.h"
+#include "core/model/rng.h"
 #include "util/hash.h"
 
 namespace arbor::search {

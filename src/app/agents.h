@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "specialists/llm_budget.h"
 #include "specialists/router.h"
 #include "util/secrets.h"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

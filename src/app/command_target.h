@@ -23,8 +23,8 @@
 
 #include "app/command_target_servers.h"
 #include "app/slurm_jobs.h"
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "exec/runner.h"
 #include "exec/scrubbing.h"
 

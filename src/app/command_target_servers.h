@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "exec/runner.h"
 #include "exec/service.h"
 #include "util/secrets.h"

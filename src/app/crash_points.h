@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "core/ports.h"
+#include "core/model/ports.h"
 
 namespace arbor {
 

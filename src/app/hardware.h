@@ -1,4 +1,5 @@
-// What machine a campaign runs on: the hardware half of a knowledge-base context (core/kb.h).
+// What machine a campaign runs on: the hardware half of a knowledge-base context
+// (core/knowledge/kb.h).
 //
 // DetectHardware() reads /proc/cpuinfo (model name, ISA flags that matter for performance
 // transfer), the online CPU count and physical memory, and asks `nvidia-smi` or `rocm-smi` for
@@ -11,7 +12,7 @@
 
 #include <string>
 
-#include "core/kb.h"
+#include "core/knowledge/kb.h"
 #include "util/result.h"
 
 namespace arbor {

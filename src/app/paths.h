@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 
 namespace arbor {
 

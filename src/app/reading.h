@@ -7,7 +7,7 @@
 #include <string>
 
 #include "app/paths.h"
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "report/views.h"
 #include "store/sqlite_store.h"
 #include "util/result.h"

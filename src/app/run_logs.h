@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/ports.h"
+#include "core/model/model.h"
+#include "core/model/ports.h"
 #include "report/html.h"
 #include "report/views.h"
 #include "util/secrets.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ports.h"
+#include "core/model/ports.h"
 #include "exec/scrubbing.h"
 #include "util/result.h"
 #include "util/secrets.h"

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "report/views.h"
 #include "util/secrets.h"
 

@@ -15,8 +15,8 @@
 #include <map>
 #include <string>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "report/views.h"
 #include "util/result.h"
 

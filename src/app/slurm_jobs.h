@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "util/result.h"
 
 namespace arbor {

@@ -15,7 +15,7 @@
 #include "app/run_logs.h"
 #include "app/secrets.h"
 #include "arbor/exit_codes.h"
-#include "core/statistics.h"
+#include "core/critic/statistics.h"
 #include "exec/git_cli.h"
 #include "exec/runner.h"
 #include "formats/metrics.h"

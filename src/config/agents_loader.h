@@ -6,7 +6,7 @@
 #include <string>
 
 #include "config/toml_reader.h"
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor::config_internal {

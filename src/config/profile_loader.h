@@ -4,7 +4,7 @@
 #pragma once
 
 #include "config/toml_reader.h"
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor::config_internal {

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

@@ -3,7 +3,7 @@
 // Every failed read is an Error of one line, "FILE:LINE:COL: what was wrong; what was
 // expected", pointing at the offending key or value (or at the table header when a required key
 // is missing). Optional readers leave their output untouched when the key is absent, so the
-// defaults written in core/spec.h stay the single source of defaults.
+// defaults written in core/model/spec.h stay the single source of defaults.
 #pragma once
 
 #include <toml++/toml.h>
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor::config_internal {

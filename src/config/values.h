@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "report/html.h"
 #include "report/panels.h"
 #include "report/views.h"

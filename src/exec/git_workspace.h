@@ -22,7 +22,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/ports.h"
+#include "core/model/ports.h"
 
 namespace arbor {
 

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor::import_internal {

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string_view>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

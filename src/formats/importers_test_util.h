@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace arbor::testing_profiles {
 

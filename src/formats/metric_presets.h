@@ -17,7 +17,7 @@
 
 #include <string_view>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

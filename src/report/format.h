@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 
 namespace arbor::report {
 

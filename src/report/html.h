@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "report/views.h"
 
 namespace arbor {

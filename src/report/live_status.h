@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 
 namespace arbor {
 

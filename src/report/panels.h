@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 #include "report/views.h"
 
 namespace arbor {

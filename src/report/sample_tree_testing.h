@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace arbor::report_testing {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "core/moves.h"
+#include "core/search/moves.h"
 #include "report/format.h"
 #include "report/panels.h"
 #include "report/tree_index.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/candidates.h"
+#include "core/search/candidates.h"
 #include "exec/git_cli.h"
 #include "exec/patch_policy.h"
 #include "exec/runner.h"

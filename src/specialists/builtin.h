@@ -23,8 +23,8 @@
 
 #include <string>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "exec/patch_policy.h"
 
 namespace arbor {

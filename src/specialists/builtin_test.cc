@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "core/rca.h"
+#include "core/critic/rca.h"
 #include "exec/runner.h"
 
 namespace arbor {
@@ -297,7 +297,7 @@ TEST_F(BuiltinTest, AgentOfAnotherBackendIsLeftToTheRouter) {
 
 // A preloaded library that is not installed: the loader would ignore it and the benchmark would
 // measure the program without it. The apply fails with the loader's own words, which the
-// Critic's root-cause analysis reads as a missing dependency (core/rca.h), not a crash.
+// Critic's root-cause analysis reads as a missing dependency (core/critic/rca.h), not a crash.
 TEST_F(BuiltinTest, PreloadingALibraryThatIsNotThereFailsAsAMissingDependency) {
   const std::string missing = (root_ / "no" / "libjemalloc.so.2").string();
   SpecialistResult r = Implement(ApplyEnv({{"LD_PRELOAD", missing}}), "", {{"A", "1"}});

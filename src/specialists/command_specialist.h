@@ -16,8 +16,8 @@
 
 #include <string>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 
 namespace arbor {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/spec.h"
+#include "core/model/spec.h"
 #include "llm/chat_client.h"
 
 namespace arbor {

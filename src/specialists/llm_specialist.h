@@ -33,8 +33,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "llm/chat_client.h"
 #include "specialists/llm_budget.h"
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ports.h"
-#include "core/spec.h"
+#include "core/model/ports.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor {

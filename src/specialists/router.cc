@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "core/candidates.h"
+#include "core/search/candidates.h"
 #include "specialists/command_specialist.h"
 #include "specialists/prompt.h"
 #include "util/check.h"

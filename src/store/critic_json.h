@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "util/result.h"
 
 namespace arbor::store_json {

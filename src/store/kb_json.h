@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/kb.h"
+#include "core/knowledge/kb.h"
 #include "util/result.h"
 
 namespace arbor {

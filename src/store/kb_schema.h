@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "core/kb.h"
+#include "core/knowledge/kb.h"
 #include "store/sqlite_db.h"
 #include "util/result.h"
 

@@ -192,7 +192,7 @@ Result<std::vector<KbEntry>> KbStore::Load(const KbQuery& query) {
   auto r = Select(Join(parts, " AND "), binds, "ORDER BY id");
   if (!r.ok()) return Fail("load", r.error());
   // Number the distinct (workload, hardware) pairs: priors then compare signatures once per
-  // pair (core/kb.h KbEntry::signature).
+  // pair (core/knowledge/kb.h KbEntry::signature).
   std::unordered_map<std::string, int> signatures;
   for (KbEntry& e : *r) {
     std::string key = EncodeWorkload(e.workload) + '\n' + e.hardware.Encode();

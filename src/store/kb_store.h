@@ -1,5 +1,5 @@
-// KbStore: the knowledge base (core/kb.h) on one SQLite file shared by every campaign of a
-// machine (default ~/.local/share/arbor/kb.db; docs/knowledge-base.md "Storage and sharing").
+// KbStore: the knowledge base (core/knowledge/kb.h) on one SQLite file shared by every campaign of
+// a machine (default ~/.local/share/arbor/kb.db; docs/knowledge-base.md "Storage and sharing").
 //
 // Promises:
 // - Several processes may use the same file at once: two campaigns recording while a third
@@ -12,7 +12,7 @@
 //   an import counts it as a duplicate). Ids are assigned here (the entry's `id` is ignored)
 //   and never reused, even after Forget, so a campaign's "max id" snapshot stays meaningful.
 // - `superseded_by` and `conflict` are owned by the store: incoming values are ignored and
-//   recomputed against live entries of the same context (core/kb.h Compare).
+//   recomputed against live entries of the same context (core/knowledge/kb.h Compare).
 // - The schema is versioned (kb_meta 'schema_version'); a file written by a newer arbor, or
 //   an SQLite file that is not a knowledge base, is refused with a message saying so.
 // - kReadOnly never creates or modifies the file ("no knowledge base at PATH" when missing).
@@ -27,8 +27,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/kb.h"
-#include "core/ports.h"
+#include "core/knowledge/kb.h"
+#include "core/model/ports.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_store.h"  // OpenMode
 #include "util/result.h"

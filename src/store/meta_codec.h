@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "util/result.h"
 
 namespace arbor::meta_codec {

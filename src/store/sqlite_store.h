@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/ports.h"
+#include "core/model/model.h"
+#include "core/model/ports.h"
 #include "store/sqlite_db.h"
 #include "util/result.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/model.h"
-#include "core/spec.h"
+#include "core/model/model.h"
+#include "core/model/spec.h"
 #include "util/result.h"
 
 namespace arbor::store_json {

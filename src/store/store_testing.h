@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace arbor::store_testing {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/candidates.h"
+#include "core/search/candidates.h"
 
 namespace arbor::testing {
 

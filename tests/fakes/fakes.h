@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/ports.h"
+#include "core/model/ports.h"
 
 namespace arbor::testing {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "formats/importers.h"
 #include "formats/metrics.h"
 #include "fuzz_util.h"

@@ -1,7 +1,7 @@
-// search.parallel = K end to end (src/core/parallel.cc): implementations overlap, measurements
-// do not, and the campaign reaches the same answer as with K = 1. Killed with -9 while agents
-// are at work (at an arbitrary moment, and at deterministic store writes of a batch), it resumes
-// to that answer with no node left in flight, none duplicated and no worktree left behind.
+// search.parallel = K end to end (src/core/orchestrator/parallel.cc): implementations overlap,
+// measurements do not, and the campaign reaches the same answer as with K = 1. Killed with -9 while
+// agents are at work (at an arbitrary moment, and at deterministic store writes of a batch), it
+// resumes to that answer with no node left in flight, none duplicated and no worktree left behind.
 //
 // Why the kept *set* may be compared across K: every win here multiplies the metric by a fixed
 // factor and every failure fails whatever it is applied on, and a batch's nodes whose base moved

@@ -1,4 +1,4 @@
 // Allowed: app links store, core and util.
-#include "core/model.h"
+#include "core/model/model.h"
 #include "store/sqlite_store.h"
 #include "util/result.h"

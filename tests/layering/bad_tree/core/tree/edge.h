@@ -2,5 +2,5 @@
 #pragma once
 
 #include "app/campaign.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "util/result.h"

@@ -1,4 +1,4 @@
 // Forbidden: util includes core.
 #pragma once
 
-#include "core/model.h"
+#include "core/model/model.h"

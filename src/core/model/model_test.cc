@@ -1,0 +1,60 @@
+#include "core/model/model.h"
+
+#include <gtest/gtest.h>
+
+#include "core/model/ports.h"
+
+namespace arbor {
+namespace {
+
+TEST(ModelTest, OutcomeNamesRoundTrip) {
+  const Outcome all[] = {Outcome::kPending, Outcome::kRunning,  Outcome::kBaseline,
+                         Outcome::kKept,    Outcome::kReverted, Outcome::kCrashed,
+                         Outcome::kPruned,  Outcome::kSkipped};
+  for (Outcome o : all) EXPECT_EQ(ParseOutcome(OutcomeName(o)), o) << OutcomeName(o);
+  EXPECT_EQ(OutcomeName(Outcome::kReverted), "reverted");
+  EXPECT_EQ(OutcomeName(Outcome::kBaseline), "baseline");
+  EXPECT_EQ(ParseOutcome("Kept"), std::nullopt);
+  EXPECT_EQ(ParseOutcome(""), std::nullopt);
+}
+
+TEST(ModelTest, OnlyPendingAndRunningAreUnfinished) {
+  EXPECT_FALSE(IsFinished(Outcome::kPending));
+  EXPECT_FALSE(IsFinished(Outcome::kRunning));
+  EXPECT_TRUE(IsFinished(Outcome::kBaseline));
+  EXPECT_TRUE(IsFinished(Outcome::kKept));
+  EXPECT_TRUE(IsFinished(Outcome::kCrashed));
+  EXPECT_TRUE(IsFinished(Outcome::kPruned));
+  EXPECT_TRUE(IsFinished(Outcome::kSkipped));
+}
+
+TEST(ModelTest, StepNamesRoundTrip) {
+  const Step all[] = {Step::kNone,  Step::kApply,   Step::kBuild,  Step::kCheck,
+                      Step::kBench, Step::kProfile, Step::kDecide, Step::kDone};
+  for (Step s : all) EXPECT_EQ(ParseStep(StepName(s)), s) << StepName(s);
+  EXPECT_EQ(StepName(Step::kProfile), "profile");
+  EXPECT_EQ(ParseStep("benchmark"), std::nullopt);
+}
+
+TEST(ModelTest, ExitKindNames) {
+  EXPECT_EQ(ExitKindName(ExitKind::kOk), "ok");
+  EXPECT_EQ(ExitKindName(ExitKind::kFailed), "failed");
+  EXPECT_EQ(ExitKindName(ExitKind::kSignaled), "signaled");
+  EXPECT_EQ(ExitKindName(ExitKind::kTimedOut), "timed_out");
+  EXPECT_EQ(ExitKindName(ExitKind::kSpawnError), "spawn_error");
+  EXPECT_EQ(ExitKindName(ExitKind::kBadOutput), "bad_output");
+}
+
+TEST(ModelTest, CandidateKeyAppendsValueInBrackets) {
+  EXPECT_EQ(CandidateKey("compiler.O3", ""), "compiler.O3");
+  EXPECT_EQ(CandidateKey("server.batch", "16"), "server.batch[16]");
+  Node n;
+  n.action_id = "server.batch";
+  n.value = "32";
+  EXPECT_EQ(n.CandidateKey(), "server.batch[32]");
+  n.value.clear();
+  EXPECT_EQ(n.CandidateKey(), "server.batch");
+}
+
+}  // namespace
+}  // namespace arbor

@@ -1,0 +1,132 @@
+// The final validation (ConfirmFinal): when a campaign stops, the state it hands over is
+// checked kCleanRuns times and measured interleaved against the baseline, so that the reported
+// speedup has a measured interval (not a product of per-step ones) and a flaky keep is un-kept
+// before the user gets it.
+#include <algorithm>
+#include <optional>
+
+#include "core/critic/plausibility.h"
+#include "core/critic/statistics.h"
+#include "core/orchestrator/orchestrator.h"
+#include "util/strings.h"
+
+namespace arbor {
+
+Status Orchestrator::ConfirmFinal() {
+  NodeId best_id = tree_.Incumbent();
+  if (!critic_ || best_id == kRootId || best_id == kNoNode || meta_.final_node == best_id) {
+    return {};
+  }
+  Node best = *tree_.Find(best_id);
+  const Node& root = *tree_.Find(kRootId);
+  // The best node's worktree may be held as the A/B base (it was the incumbent): set up the
+  // baseline's worktree first, then the best node's own, so neither release undoes the other.
+  if (base_node_ != root.id) {
+    if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
+    if (base_node_ == prepared_node_) prepared_node_ = built_node_ = kNoNode;
+    base_node_ = kNoNode;
+    auto wt = ports_.workspace->Prepare(root.id, root.commit);
+    if (!wt.ok()) return wt.error();
+    StepResult r = ports_.target->Build(ContextAt(root, *wt, "build-final-base"));
+    if (!r.ok()) return {};
+    base_node_ = root.id;
+    base_worktree_ = *wt;
+  }
+  if (prepared_node_ != best.id || built_node_ != best.id) {
+    auto wt = ports_.workspace->Prepare(best.id, best.commit);
+    if (!wt.ok()) return wt.error();
+    worktree_ = *wt;
+    prepared_node_ = best.id;
+    StepResult r = ports_.target->Build(Context(best, "build-final"));
+    if (!r.ok()) return {};  // it built when it was kept; nothing to confirm now
+    built_node_ = best.id;
+  }
+  // The final validation: the state handed to the user must not fail its check now and then
+  // (a change failing a few checks in ten can pass the two it gets before its keep). A failure
+  // un-keeps the path down to a state that passes as often (recheck.cc), which is validated next.
+  if (spec_.critic.recheck) {
+    for (int i = 0; i < kCleanRuns; ++i) {
+      if (stop_requested_.load()) return {};
+      const std::string label = "check-final-" + std::to_string(i);
+      Measurement m = ports_.target->Check(Context(best, label));
+      if (m.step.kind == ExitKind::kSignaled) {
+        // As in StepCheck: a killed check runs once more before it is believed.
+        m = ports_.target->Check(Context(best, label + "-rerun"));
+      }
+      if (!StateFailed(m.step)) continue;
+      bool handled = false;
+      ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kCheck, m.step, nullptr, &handled));
+      if (handled) return ConfirmFinal();
+      break;  // the baseline fails as often: the environment's, not the path's
+    }
+  }
+  auto all = SamplesOf(best.id);
+  if (!all.ok()) return all.error();
+  std::vector<Sample> base = SamplesOfArm(*all, "final-base");
+  std::vector<Sample> cand = SamplesOfArm(*all, "final-cand");
+  int reps = Repetitions();
+  std::optional<MeasurementScope> scope;
+  if (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
+    scope.emplace(ports_.target, best.id);
+  }
+  while (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
+    if (stop_requested_.load()) return {};
+    int i = static_cast<int>(std::min(base.size(), cand.size()));
+    bool base_first = i % 2 == 0;
+    for (bool is_base : {base_first, !base_first}) {
+      auto& arm = is_base ? base : cand;
+      if (static_cast<int>(arm.size()) > i) continue;
+      const Node& who = is_base ? root : best;
+      RunContext ctx =
+          ContextAt(who, is_base ? base_worktree_ : worktree_,
+                    std::string(is_base ? "final-base-" : "final-cand-") + std::to_string(i));
+      ctx.node = best.id;
+      ctx.repetition = i;
+      Measurement m = ports_.target->Bench(ctx);
+      if (!is_base && StateFailed(m.step) && spec_.critic.recheck) {
+        // The best state's own run failed: it crashes now and then; hand over a clean one.
+        scope.reset();
+        bool handled = false;
+        ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kBench, m.step, nullptr, &handled));
+        if (handled) return ConfirmFinal();
+        scope.emplace(ports_.target, best.id);
+      }
+      if (!m.step.ok() || !m.value) {  // reported without an interval, and said so
+        meta_.final_node = best.id;
+        return Save(best, {MakeEvent(best.id, "measured",
+                                     "final confirmation failed (" + DescribeStep(m.step) +
+                                         "); the speedup is reported without an interval")});
+      }
+      Sample s{best.id, is_base ? "final-base" : "final-cand", i, *m.value, m.extra};
+      arm.push_back(s);
+      ARBOR_TRY(Save(best, {}, {s}));
+    }
+  }
+  std::vector<double> b = SampleValues(base);
+  std::vector<double> c = SampleValues(cand);
+  // The best re-measured an order of magnitude off its kept value: it was an anomaly, and the
+  // campaign's result is the state before it (which gets its own final confirmation).
+  if (best.metric && DisagreesByOrders(*best.metric, Median(c))) {
+    scope.reset();  // what follows builds and checks: outside the measurement
+    ARBOR_TRY(UnkeepAnomalousIncumbent(best.id, Median(c), nullptr));
+    return ConfirmFinal();
+  }
+  Rng rng(spec_.seed * 2654435761ULL + static_cast<uint64_t>(best.id));
+  Interval ci = BootstrapMedianRatioCI(b, c, 0.95, 2000, rng);
+  double ratio = Median(c) / Median(b);
+  if (spec_.metric.goal == Goal::kMin) {
+    ratio = 1 / ratio;
+    ci = Interval{1 / ci.high, 1 / ci.low};
+  }
+  meta_.final_node = best.id;
+  meta_.final_speedup = ratio;
+  meta_.final_ci_low = ci.low;
+  meta_.final_ci_high = ci.high;
+  return Save(best, {MakeEvent(best.id, "measured",
+                               "final confirmation against the baseline: ×" +
+                                   FormatDouble(ratio, 4) + " (95% CI ×" + FormatDouble(ci.low, 4) +
+                                   "–×" + FormatDouble(ci.high, 4) + ", " + std::to_string(reps) +
+                                   " interleaved pairs)")});
+}
+
+}  // namespace arbor

@@ -1,0 +1,185 @@
+// The apply step of a node: its implementation by the specialist on its parent's state (a
+// pair's companion first, a drop's overlay without its change, a swap's companion in the
+// dropped change's place), recorded with what the specialist reported and committed as the
+// node's state. The other steps are in node_steps.cc.
+#include "core/orchestrator/orchestrator.h"
+#include "core/search/moves.h"
+#include "util/strings.h"
+
+namespace arbor {
+
+SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Task own) {
+  SpecialistResult first = specialist->Implement(companion);
+  const std::string what = CandidateKey(companion.action->id, companion.value);
+  if (first.status != SpecialistResult::Status::kApplied) {
+    first.diagnosis = "its companion " + what + ": " + first.diagnosis;
+    return first;
+  }
+  own.parent_overlay = first.overlay;
+  SpecialistResult second = specialist->Implement(own);
+  second.summary = what + ": " + first.summary + "; then " + second.summary;
+  second.duration_s += first.duration_s;
+  second.usage.prompt_tokens += first.usage.prompt_tokens;
+  second.usage.completion_tokens += first.usage.completion_tokens;
+  second.usage.cost += first.usage.cost;
+  second.usage.rounds += first.usage.rounds;
+  for (auto& f : first.findings) second.findings.push_back(std::move(f));
+  for (auto& q : first.questions) second.questions.push_back(std::move(q));
+  for (auto& a : first.proposals) second.proposals.push_back(std::move(a));
+  if (!first.prompt.empty()) {
+    second.prompt = first.prompt + (second.prompt.empty() ? "" : "\n\n" + second.prompt);
+  }
+  if (second.backend.empty() || second.backend == "builtin") second.backend = first.backend;
+  return second;
+}
+
+SpecialistResult Orchestrator::Drop(const Node& node) {
+  SpecialistResult r;
+  r.status = SpecialistResult::Status::kApplied;
+  const std::string key = DroppedKey(node).value_or("");
+  r.overlay = OverlayWithout(tree_, catalog_, node.parent, key);
+  r.summary = "took " + key + " back out of the environment";
+  return r;
+}
+
+SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
+                               const std::string& dropped) {
+  SpecialistResult r = specialist->Implement(companion);
+  r.summary = "took " + dropped + " back out of the environment; " + r.summary;
+  return r;
+}
+
+std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
+                                                ActionSpec* copy, bool* missing) {
+  *missing = false;
+  std::optional<std::string> with = CompanionKey(node);
+  if (!with) return std::nullopt;
+  auto [id, value] = SplitCandidateKey(*with);
+  const ActionSpec* action = catalog_.FindAction(id);
+  if (action == nullptr) {
+    *missing = true;
+    return std::nullopt;
+  }
+  *copy = *action;
+  Node as = node;
+  as.action_id = id;
+  as.value = value;
+  Task task = MakeTask(as, copy, worktree);
+  // A swap's companion goes on top of the parent's state without the change it replaces.
+  if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
+  return task;
+}
+
+Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
+                            const std::string& worktree) {
+  const Node* parent = tree_.Find(node.parent);
+  Task task;
+  task.node = node.id;
+  task.action = action;
+  task.value = node.value;
+  task.worktree = worktree;
+  task.base_commit = parent->commit;
+  task.parent_overlay = parent->overlay;
+  task.base_env = spec_.target.env;
+  // Only an agent (command or LLM backend) reads the context and the known ids; a declarative
+  // action is applied as declared, so its task skips assembling them (per-node engine cost).
+  if (action->apply.kind == ApplySpec::Kind::kAgent) {
+    task.context = BuildContext(parent->id, action, node.value, action->apply.agent);
+    task.known_actions = KnownActions();
+  }
+  return task;
+}
+
+Status Orchestrator::StepApply(Node* node) {
+  const Node* parent = tree_.Find(node->parent);
+  ARBOR_CHECK(parent != nullptr, "node without parent");
+  if (in_flight_.count(node->id) != 0) {
+    // Started with its batch: its worktree exists and the specialist is at work.
+    SpecialistResult r = TakeResult(node->id);
+    prepared_node_ = node->id;
+    built_node_ = kNoNode;
+    return RecordApply(node, std::move(r));
+  }
+  // A previous process may have died half-way through applying: always start from a fresh
+  // worktree at the parent's commit.
+  ARBOR_TRY(ports_.workspace->Release(node->id));
+  auto wt = ports_.workspace->Prepare(node->id, parent->commit);
+  if (!wt.ok()) return wt.error();
+  worktree_ = *wt;
+  prepared_node_ = node->id;
+  built_node_ = kNoNode;
+
+  const ActionSpec* action = catalog_.FindAction(node->action_id);
+  if (action == nullptr) {
+    return Finish(node, Outcome::kPruned,
+                  "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
+  }
+  if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
+  ActionSpec companion;
+  bool missing = false;
+  std::optional<Task> first = CompanionTask(*node, worktree_, &companion, &missing);
+  if (missing) {
+    return Finish(
+        node, Outcome::kPruned,
+        "its companion " + CompanionKey(*node).value_or("") + " is no longer in the campaign file",
+        "vetoed");
+  }
+  if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
+    return RecordApply(node, ImplementSwap(ports_.specialist, *first, *dropped));
+  }
+  Task own = MakeTask(*node, action, worktree_);
+  SpecialistResult r = first ? ImplementPair(ports_.specialist, *first, std::move(own))
+                             : ports_.specialist->Implement(own);
+  return RecordApply(node, std::move(r));
+}
+
+Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
+  node->cost_s += r.duration_s;
+  node->summary = r.summary;
+  if (r.backend != "builtin" && !r.backend.empty()) {
+    AgentNote& a = node->agent;
+    a.backend = r.backend;
+    const ActionSpec* action = catalog_.FindAction(node->action_id);
+    a.domain = action != nullptr ? action->apply.agent : "";
+    a.confidence = r.confidence;
+    a.rounds = r.usage.rounds;
+    a.prompt_tokens = r.usage.prompt_tokens;
+    a.completion_tokens = r.usage.completion_tokens;
+    a.cost = r.usage.cost;
+    a.findings = r.findings;
+    a.questions = r.questions;
+  }
+  AddUsage(r.usage);
+  // What the specialist was given and what it proposed are recorded with the node's next
+  // state change, whatever the outcome.
+  TakeProposals(node, std::move(r.proposals));
+  pending_prompt_ = r.prompt.empty() ? std::nullopt
+                                     : std::optional<Mutation::Prompt>(Mutation::Prompt{
+                                           node->id, "implement", std::move(r.prompt)});
+  switch (r.status) {
+    case SpecialistResult::Status::kSkipped:
+      return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");
+    case SpecialistResult::Status::kFailed: {
+      StepResult failed;
+      failed.kind = ExitKind::kFailed;
+      failed.exit_code = 1;
+      failed.detail = r.diagnosis;
+      failed.tail = r.diagnosis;
+      return FailStep(node, "apply", failed, Outcome::kCrashed);
+    }
+    case SpecialistResult::Status::kApplied:
+      break;
+  }
+  node->overlay = r.overlay;
+  const std::optional<std::string> with =
+      tree_.IsBranch(*node) ? tree_.Find(node->parent)->CandidateKey() : CompanionKey(*node);
+  std::string message = "arbor: " + (with ? *with + " + " : std::string()) + node->CandidateKey() +
+                        " (node " + std::to_string(node->id) + ")\n\n" + r.summary + "\n";
+  auto commit = ports_.workspace->Snapshot(node->id, message, node->overlay);
+  if (!commit.ok()) return commit.error();
+  node->commit = *commit;
+  node->step = Step::kBuild;
+  return Save(*node, {});
+}
+
+}  // namespace arbor

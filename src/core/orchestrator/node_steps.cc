@@ -1,0 +1,278 @@
+// The steps of one node after its apply step (node_apply.cc): build, check, bench, decide and
+// profile, and the run context of its commands. Each step ends with a Store::Apply that records
+// its result and the next step, so a killed process resumes at the first step whose result was
+// not recorded.
+#include <algorithm>
+
+#include "core/critic/gate.h"
+#include "core/orchestrator/orchestrator.h"
+#include "core/search/moves.h"
+#include "util/duration.h"
+#include "util/strings.h"
+
+namespace arbor {
+namespace {
+
+std::string TopComponents(const Profile& p) {
+  std::vector<Component> c = p.components;
+  std::stable_sort(c.begin(), c.end(),
+                   [](const Component& a, const Component& b) { return a.share > b.share; });
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < c.size() && i < 4; ++i) {
+    parts.push_back(c[i].name + " " + FormatDouble(c[i].share * 100, 3) + "%");
+  }
+  return Join(parts, ", ");
+}
+
+}  // namespace
+
+RunContext Orchestrator::ContextAt(const Node& node, const std::string& worktree,
+                                   const std::string& label) const {
+  RunContext ctx;
+  ctx.node = node.id;
+  ctx.worktree = worktree;
+  ctx.env = spec_.target.env;
+  for (const auto& [k, v] : node.overlay) ctx.env[k] = v;
+  ctx.label = label;
+  return ctx;
+}
+
+RunContext Orchestrator::Context(const Node& node, const std::string& label) const {
+  return ContextAt(node, worktree_, label);
+}
+
+Result<bool> Orchestrator::EnsureBuilt(Node* node) {
+  if (built_node_ == node->id) return true;
+  ARBOR_TRY(PrepareWorktree(*node));
+  return RecordBuild(node, ports_.target->Build(Context(*node, "build")));
+}
+
+Status Orchestrator::PrepareWorktree(const Node& node) {
+  if (prepared_node_ == node.id) return {};
+  auto wt = ports_.workspace->Prepare(node.id, node.commit);
+  if (!wt.ok()) return wt.error();
+  worktree_ = *wt;
+  prepared_node_ = node.id;
+  return {};
+}
+
+Result<bool> Orchestrator::RecordBuild(Node* node, const StepResult& r) {
+  node->cost_s += r.duration_s;
+  if (!r.ok()) {
+    ARBOR_TRY(FailStep(node, "build", r, Outcome::kCrashed));
+    return false;
+  }
+  built_node_ = node->id;
+  return true;
+}
+
+Status Orchestrator::StepBuild(Node* node) {
+  built_node_ = kNoNode;  // the build step always builds
+  // A batch's node builds in a lane, concurrently with the others' (build_lane.cc).
+  const bool in_lane = !in_flight_.empty() || lanes_.count(node->id) != 0;
+  ARBOR_TRY_ASSIGN(const bool built, in_lane ? BuildInLane(node) : EnsureBuilt(node));
+  if (!built) return {};
+  node->step = Step::kCheck;
+  return Save(*node, {MakeEvent(node->id, "built", "build ok")});
+}
+
+std::vector<std::string> Orchestrator::KeysOverBase(const Node& node) const {
+  if (!tree_.IsBranch(node)) return AppliedKeys(node);  // {id, key[, companion id, key]}
+  std::vector<std::string> keys;
+  for (const Node* b : tree_.BranchPath(node.id)) {
+    for (std::string& k : AppliedKeys(b->id == node.id ? node : *b)) keys.push_back(std::move(k));
+  }
+  return keys;
+}
+
+void Orchestrator::NoteCheckFailure(const Node& node) {
+  if (node.critic.rca != RcaClass::kAccuracy) return;
+  const std::vector<std::string> keys = KeysOverBase(node);
+  for (size_t i = 1; i < keys.size(); i += 2) check_failed_.insert(keys[i]);
+}
+
+bool Orchestrator::FailedCheckBefore(const Node& node) const {
+  if (check_failed_.empty()) return false;
+  const std::vector<std::string> keys = KeysOverBase(node);
+  for (size_t i = 1; i < keys.size(); i += 2) {
+    if (check_failed_.count(keys[i])) return true;
+  }
+  return false;
+}
+
+Status Orchestrator::StepCheck(Node* node) {
+  ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+  if (!built) return {};
+  std::optional<Measurement> ran = TakeLaneCheck(*node);
+  Measurement m = ran ? std::move(*ran) : ports_.target->Check(Context(*node, "check"));
+  node->cost_s += m.step.duration_s;
+  std::string flaky;
+  if (m.step.kind == ExitKind::kSignaled) {
+    // A crash may be flaky: run the check once more before believing it.
+    Measurement again = ports_.target->Check(Context(*node, "check-rerun"));
+    node->cost_s += again.step.duration_s;
+    if (again.step.ok()) {
+      node->critic.flags.push_back("flaky");
+      flaky = " (after a flaky " + DescribeStep(m.step) + ")";
+      m = again;
+    }
+  }
+  // One pass of a change whose check failed before (alone, or as a side of a pair) is weak
+  // evidence that it is correct: it must pass kCleanRuns times in a row, as a state the
+  // re-check calls clean does (a flaky failure passes once often enough to be kept otherwise).
+  if (m.step.ok() && FailedCheckBefore(*node)) {
+    for (int i = 1; i < kCleanRuns && m.step.ok(); ++i) {
+      Measurement again = ports_.target->Check(Context(*node, "check-again-" + std::to_string(i)));
+      node->cost_s += again.step.duration_s;
+      if (!again.step.ok()) m = std::move(again);
+    }
+  }
+  if (m.step.kind == ExitKind::kFailed) {
+    bool handled = false;
+    ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kCheck, &handled));
+    if (handled) return {};
+    return FailStep(node, "check", m.step, Outcome::kReverted);
+  }
+  if (!m.step.ok()) return FailStep(node, "check", m.step, Outcome::kCrashed);
+  std::vector<Sample> samples;
+  std::string message = "check passed" + flaky;
+  if (m.value) {
+    samples.push_back(Sample{node->id, "check", 0, *m.value, {}});
+    message += ", accuracy " + FormatDouble(*m.value);
+    if (node->id != kRootId) {
+      auto root_samples = SamplesOf(kRootId);
+      if (!root_samples.ok()) return root_samples.error();
+      auto base = SamplesOfArm(*root_samples, "check");
+      if (!base.empty() && base[0].value - *m.value > spec_.accuracy.max_drop) {
+        node->critic.rca = RcaClass::kAccuracy;
+        PublishInput prune;
+        prune.prune_direction = true;
+        PublishConstraints(node, prune);
+        return Finish(node, Outcome::kReverted,
+                      "accuracy: dropped from " + FormatDouble(base[0].value) + " to " +
+                          FormatDouble(*m.value) + " (max_drop " +
+                          FormatDouble(spec_.accuracy.max_drop) + ")",
+                      "reverted");
+      }
+    }
+  }
+  node->step = Step::kBench;
+  return Save(*node, {MakeEvent(node->id, "checked", message)}, samples);
+}
+
+Status Orchestrator::StepBench(Node* node) {
+  ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+  if (!built) return {};
+  // The baseline (A/A pre-flight) and, without the Critic (ablation), a candidate: the node's
+  // own runs; a candidate is then judged against the parent's recorded ones.
+  if (node->id == kRootId || !critic_) return BenchSelf(node);
+  return BenchInterleaved(node);
+}
+
+Status Orchestrator::StepDecide(Node* node) {
+  if (node->id == kRootId) {
+    node->outcome = Outcome::kBaseline;
+    node->step = Step::kProfile;
+    return Save(*node, {});
+  }
+  std::string reason;
+  if (critic_) {
+    ARBOR_TRY(Confirm(node));
+    if (node->step == Step::kDone || !node->critic.confirmed) return {};  // reverted / stopped
+    reason = "confirmed " + FormatDouble(node->gain.value_or(0) * 100, 3) +
+             "% (95% CI of the speedup ×" + FormatDouble(node->critic.ci_low.value_or(0), 4) +
+             "–×" + FormatDouble(node->critic.ci_high.value_or(0), 4) +
+             ", p=" + FormatDouble(node->critic.p_value.value_or(1), 3) + ")";
+  } else {
+    auto parent_samples = SamplesOf(tree_.BaseOf(node->id));
+    if (!parent_samples.ok()) return parent_samples.error();
+    auto own = SamplesOf(node->id);
+    if (!own.ok()) return own.error();
+    GateInput in;
+    in.metric = &spec_.metric;
+    in.critic = &spec_.critic;
+    in.parent = SamplesOfArm(*parent_samples, "self");
+    in.candidate = SamplesOfArm(*own, "self");
+    Verdict v = ports_.gate->Judge(in);
+    node->gain = v.gain;
+    if (!v.keep) {
+      node->critic.rca = RcaClass::kNoGain;
+      return Finish(node, Outcome::kReverted, "no_gain: " + v.reason, "reverted");
+    }
+    reason = v.reason;
+  }
+  node->outcome = Outcome::kKept;
+  node->diagnosis = reason;
+  node->step = Step::kProfile;
+  node->finished_s = CampaignTime();
+  last_keep_seq_ = std::max(last_keep_seq_, node->seq);
+  const NodeId base = tree_.BaseOf(node->id);
+  // A branch node kept: the branch above it is carried onto the main line with it (its state
+  // holds their changes), and the branch becomes the campaign's best path (docs/search.md).
+  std::vector<Node> carried = CarryBranch(*node);
+  stats_.Observe(*node);
+  std::vector<Event> events;
+  for (const Node& c : carried) events.push_back(MakeEvent(c.id, "kept", c.diagnosis));
+  if (!carried.empty()) {
+    reason += "; the main line moves to the branch of #" + std::to_string(carried.front().id);
+    node->diagnosis = reason;
+  }
+  events.insert(events.begin(), MakeEvent(node->id, "kept", reason));
+  // Re-queued ideas waiting under the old incumbent will never run there: the state moved.
+  // They move along under the new incumbent (moves.h CarryOver), with what this keep makes
+  // possible (PrerequisiteRetries); the old pending nodes are closed as superseded.
+  tree_.Upsert(*node);  // the rules below see it kept
+  std::vector<Node> others = MovesAtKeep(*node);
+  for (const Node& q : others) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
+  others.insert(others.begin(), carried.begin(), carried.end());
+  for (Node& p :
+       SupersedePending(base, node->id,
+                        "superseded: the incumbent moved to #" + std::to_string(node->id) +
+                            " (re-queued there unless the new path rules it out)")) {
+    others.push_back(std::move(p));
+  }
+  // Recorded first, promoted second: if the process dies in between, Reconcile() promotes.
+  ARBOR_TRY(SaveMany(*node, others, std::move(events)));
+  ARBOR_TRY(ports_.workspace->Promote(node->commit));
+  if (base_node_ != kNoNode) {  // the old incumbent is no longer anyone's base
+    ARBOR_TRY(ports_.workspace->Release(base_node_));
+    base_node_ = kNoNode;
+  }
+  return {};
+}
+
+Status Orchestrator::StepProfile(Node* node) {
+  std::optional<Profile> profile;
+  std::string message;
+  if (node->id != kRootId && !spec_.search.reprofile) {
+    message = "re-profiling off (ablation): scoring keeps the baseline's profile";
+  } else {
+    ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
+    if (!built) return {};
+    ProfileResult r = ports_.target->Profile(Context(*node, "profile"));
+    if (r.step.ok() && r.profile) {
+      profile = r.profile;
+      message = "bottlenecks: " + TopComponents(*r.profile);
+    } else if (r.step.ok()) {
+      message = "no profile command: actions are scored against the whole program";
+    } else {
+      message =
+          "profile failed (" + DescribeStep(r.step) + "); scoring keeps the last good profile";
+    }
+  }
+  node->step = Step::kDone;
+  std::vector<Event> events{MakeEvent(node->id, "reprofiled", message)};
+  std::vector<Node> requeued;
+  if (profile && node->id != kRootId && critic_) {
+    requeued = IntrospectAfterKeep(*node, *profile);
+    for (const Node& q : requeued) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
+  }
+  ARBOR_TRY(SaveMany(*node, requeued, std::move(events), {}, profile));
+  if (prepared_node_ == node->id) {
+    prepared_node_ = kNoNode;
+    built_node_ = kNoNode;
+  }
+  return ports_.workspace->Release(node->id);
+}
+
+}  // namespace arbor

@@ -1,0 +1,220 @@
+// Moves: the work a campaign re-queues besides the untried candidates of the catalog, so that a
+// budget the user gave is spent on what could still pay off and no candidate becomes
+// unreachable (ARBOR.md "The Critic": introspection; docs/search.md).
+//
+// Each function is a pure rule over the tree: it returns which finished nodes to retry (and
+// why) as pending children of a given node; the Orchestrator records them (requeue.cc). A
+// retried candidate is never one already tried or pending at that node, never one applied on
+// its path, and never one whose declared requires/conflicts the path does not satisfy.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model/model.h"
+#include "core/model/spec.h"
+#include "core/search/candidates.h"
+#include "core/tree/tree.h"
+
+namespace arbor {
+
+// Why a node was re-queued; stored on the node as the flag "move:<name>" and counted in
+// `arbor status` and the report.
+enum class Move {
+  kIntrospect,    // after a keep: the profile moved to a reverted idea's targets
+  kCarry,         // after a keep: a re-queued idea waiting under the old incumbent moves along
+  kPrerequisite,  // after a keep: a candidate that lacked a prerequisite (SIGILL) is retried
+  kRevisit,       // nothing untried: an idea reverted before the path changed under it
+  kRetune,        // nothing untried: another value of a parameter kept on the path
+  kRemeasure,     // nothing untried: a close call at this incumbent, measured with 2× the runs
+  kRetry,         // an implementation bug or a lost run: the one retry its diagnosis earns
+  kPair,          // nothing else left: two candidates applied together (an interaction)
+  kDrop,          // a change kept on the path taken back out (it may cost now)
+  kFollowUp,      // a candidate on top of a reverted pair, swap or branch (frontier.h)
+};
+inline constexpr Move kAllMoves[] = {
+    Move::kIntrospect, Move::kCarry, Move::kPrerequisite, Move::kRevisit, Move::kRetune,
+    Move::kRemeasure,  Move::kRetry, Move::kPair,         Move::kDrop,    Move::kFollowUp};
+std::string_view MoveName(Move m);  // "introspect", "carry", ...
+std::optional<Move> ParseMove(std::string_view s);
+std::string MoveFlag(Move m);                  // "move:<name>"
+std::optional<Move> MoveOf(const Node& node);  // from its flags
+// A revert is a close call, worth measuring again with more repetitions when the budget has
+// nothing else left, when the gate ran out of evidence (flag `inconclusive`), its estimate favours
+// it (p ≤ kCloseCallP) and its measured gain reached half of min_effect: at a few per cent of noise
+// a real gain of min_effect often measures at half of it, and a re-measure keeps nothing the gate
+// and the confirmation do not both accept.
+inline constexpr double kCloseCallP = 0.50;
+inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×, 4×, 8× at most
+
+// How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a
+// re-measured node runs 2^depth × the campaign's repetitions per look.
+int RemeasureDepth(const Tree& tree, const Node& node);
+
+struct Requeue {
+  NodeId from = kNoNode;  // the node retried; kNoNode for a candidate never tried (`key`)
+  std::string reason;
+  std::optional<std::string> value;  // another value of `from`'s action (a re-tune), if set
+  Move move = Move::kRevisit;
+  std::string key;                  // the candidate when `from` is kNoNode
+  std::optional<std::string> with;  // a pair's companion candidate key (Move::kPair)
+  // A branch (docs/search.md, "Branches"): the node to open it under, whose state already
+  // holds the rest of the hypothesis; kNoNode: under the node RequeueUnder is given.
+  NodeId under = kNoNode;
+};
+
+// The candidate key `q` retries: its `key`, else `from`'s action with `value` (or from's own);
+// "" when `from` is not in the tree.
+std::string RetriedKey(const Tree& tree, const Requeue& q);
+
+// Introspection after a keep: reverted nodes (no gain) along the new incumbent's path whose
+// targets now take a clearly larger share of the time than when they were tried. Each node is
+// re-queued this way at most once (never if a node already retries it).
+using ProfileLookup = std::function<std::optional<Profile>(NodeId)>;
+std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId kept,
+                                const Profile& now, const ProfileLookup& profile_at);
+
+// At a keep of `kept`: the pending (re-queued) siblings it supersedes move under it, unless
+// they are the kept candidate itself or the new path rules them out.
+std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept);
+
+// At a keep of `kept`: candidates that crashed for a missing prerequisite (rca "prerequisite":
+// SIGILL, an unsupported option) before this keep are retried on top of it: after the first
+// crash at the next keep, after n crashes once 2^(n-1) keeps followed the last.
+std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalog, NodeId kept);
+
+// At a keep of a value of a parameter: the values next to it in the action's list (the next
+// one first), as re-tunes on top of the keep, so that the search walks a parameter towards its
+// best value while other candidates are still untried (a line search), instead of only once
+// nothing else is left (Revisit). A neighbour already tried from a state on the path backs
+// off as Revisit's do; one the constraints rule out is pruned when it comes up.
+std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept);
+
+// When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
+// (or not confirmed) under an earlier incumbent of the path (the keeps since may have changed their
+// effect: an interaction the profile cannot show), and every other value of each parameter kept on
+// the path (the best value moves with the path). At most once per incumbent, and with
+// `back_off`, a candidate already tried n times from states on the path only once 2^(n-1) keeps
+// followed its latest try: a dud is not re-run at every keep while pairs wait (the search
+// benchmark found ~4× less per evaluation in revisits than in pairs). Without `back_off` (the
+// last resort, when nothing else is left) every such idea is offered. Never a global once-only
+// rule: the work is bounded by the budget.
+std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                             bool back_off = true);
+
+// When every candidate was tried at `incumbent`: inconclusive reverted children of it whose gain
+// reached half of min_effect with p ≤ kCloseCallP (a close call, not a clear no), closest first,
+// measured once more with twice the repetitions of that measurement; a close call again may go on
+// up to kMaxRemeasures. When no close call is left, every other inconclusive revert at `incumbent`
+// (flag `inconclusive`; a second look, closest first), up to the same depth.
+std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic);
+
+// Whether a revert's measurement leaves room for a gain: the 95% interval of its speedup reaches
+// above 1 (without an interval, its measured gain is above -kFarBelow). A change measured
+// clearly slower (the toy's 20× slowdown, a -3% whose interval ends below 1) will not turn
+// around with more repetitions, so no last look is spent on it.
+inline constexpr double kFarBelow = 0.02;
+bool MayStillPay(const Node& revert);
+
+// When even the pairs are spent at `incumbent`: every revert there (no gain or not confirmed)
+// that MayStillPay and was not yet measured again, including those the gate answered (a gain
+// significantly below min_effect), the best measured first, with twice the repetitions of that
+// measurement, up to kMaxRemeasures deep. With drift or outliers an answer near neutral can be
+// wrong, and more repetitions are what is left to buy. With LastLooks::kAnswered (a last
+// resort: a budget the user gave is spent) every such revert but a drop measured clearly slower
+// (its change pays its way: an answer); with kKeepsToo (the very last, after the drops and
+// swaps) those drops as well: each is a keep on the path verified again at 2×, 4×, 8× the
+// repetitions, against the drift or outliers that may have made it. A drop measured again
+// stays a drop.
+enum class LastLooks { kMayPay, kAnswered, kKeepsToo };
+std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
+                                       LastLooks which = LastLooks::kMayPay);
+
+// When nothing else is left at `incumbent`: up to `limit` pairs, two candidates applied together
+// as one node, for the interactions one-at-a-time search cannot see. In this order:
+//   1. a candidate whose declared `requires` one more candidate would complete (never tried:
+//      its prerequisite was never kept), with that candidate;
+//   2. an idea reverted for breaking accuracy, with each idea reverted for no gain (something
+//      that costs a little alone may be what makes it correct), the least costly first;
+//   3. two ideas reverted for no gain or not confirmed (each near-neutral alone may pay
+//      together), by the pair's optimistic speedup: one side delivers the speedup its prior
+//      promised at the incumbent, the other what it measured, max((S_a)(1+g_b), (S_b)(1+g_a)).
+//      An idea that promised much and measured nothing is the first suspect of an interaction
+//      (it may need something the path lacks); an idea that promised little comes with the
+//      partners that cost least. A pair whose optimistic speedup is no gain is not tried.
+// In 2. a partner whose measured loss outweighs the failing idea's promise is not tried either.
+// Neither may be applied on the path, they must not conflict (with the path or each other), and
+// a pair already tried (either way round) at the incumbent or an ancestor is not tried again.
+// `promise` gives the speedup an action's prior promises at the incumbent (the whole program's,
+// after Amdahl); without it, the action's declared speedup. A side's promise counts for 2^-k of
+// its gain once k pairs with it were measured without a gain (a wrong prior would otherwise
+// lead batch after batch). With PairKinds::kEvery (a last resort: priors can be wrong) the
+// pairs no promise supports are offered as well, in the same order. PairKinds::kRetunes (the
+// very last, after the drops and swaps) offers only another value of a parameter kept on the
+// path with each idea reverted for no gain, the values next to the kept one first: a
+// parameter's best value can move with a change that did not pay at the value kept.
+//
+// With `branches` (docs/search.md, "Branches"), a pair whose other side ran at the incumbent
+// (measured, not kept) is opened under that node, as a branch node that builds on its state
+// (Requeue::under), instead of applying both sides under the incumbent; and the open states
+// of the frontier (frontier.h) that are no single idea — a reverted pair, swap, drop or
+// branch node — get follow-ups: an idea reverted for no gain on top, ranked with the pairs by
+// the same optimistic speedup (its promise times what the state measured), which halves with
+// each follow-up under that state that measured no gain. PairKinds::kFollowUps (the very
+// last resort of a campaign with branches, once every other move is spent) offers the
+// follow-ups no promise supports too, in the same order: untested combinations of up to
+// kMaxBranchChanges changes are still hypotheses, and a budget the user gave is spent on them
+// rather than left.
+inline constexpr int kPairBatch = 4;
+enum class PairKinds { kHopeful, kEvery, kRetunes, kFollowUps };
+using Promise = std::function<double(const ActionSpec&)>;
+std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                           int limit = kPairBatch, const Promise& promise = nullptr,
+                           PairKinds kinds = PairKinds::kHopeful, bool branches = false);
+
+// The other side of a pair node: its companion (flag "with:"), or, for a branch node whose
+// branch is one idea and itself (Tree::BranchPath), that idea's key. nullopt for any other
+// node.
+std::optional<std::string> PairedWith(const Tree& tree, const Node& node);
+
+// Drops (Move::kDrop): changes kept on the path of `incumbent`, each measured taken back out
+// (the node's own candidate is the change, flag "without:<key>"), the latest keep first: a
+// change that paid when it was kept may cost once later keeps changed the program (an
+// antagonistic pair), and a pair's side may be a passenger. A drop is kept like any node, on a
+// confirmed gain. Only a change that is an environment overlay alone (apply kinds `env` and
+// `append`) and whose variables no other change applied on the path sets, that no applied
+// change requires, and that was not dropped (tried or waiting) at the incumbent already. With
+// `of`, only the changes that node applied (its sides, for a pair).
+std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                           NodeId of = kNoNode);
+
+// Swaps (Move::kDrop with a companion): a candidate applied in the place of a change kept on
+// the path that Drops could take out (the node's own candidate is the change removed, flag
+// "without:<key>"; the candidate put in is its companion, "with:<key>"). Offered for
+//   1. a candidate that conflicts (declared `conflicts`, either side) with the kept change: the
+//      alternative the first winner locked out;
+//   2. a candidate whose latest try from a state on the path crashed at run time while the kept
+//      change was applied: the crash may come from the two together.
+// Once per pair at the incumbent; never another value of the change's own parameter (a
+// re-tune), and the candidate must fit the path without the change.
+std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+
+// The overlay of `at` with the variables the change `key` sets back at their values before it
+// was kept (unset when they had none): what a drop node runs with. Requires `key` applied on
+// the path of `at` by a kept node.
+EnvOverlay OverlayWithout(const Tree& tree, const Catalog& catalog, NodeId at,
+                          const std::string& key);
+
+// The pairs in their order, but a pair with a side that `revisits` retries alone gives way to
+// that revisit (once, where the pair stood): alone is the cheaper hypothesis, and a pair kept
+// for the sake of a side that now pays alone would keep a useless, or harmful, companion. Only
+// the revisits of the leading pairs' sides are spent: the others wait (the search benchmark
+// found a revisit worth less than a pair per evaluation, docs/history/benchmarks-log.md).
+std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<Requeue>& pairs,
+                                            const std::vector<Requeue>& revisits);
+
+}  // namespace arbor
