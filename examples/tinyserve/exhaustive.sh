@@ -50,9 +50,11 @@
 # outside the grid's core that pay only together; the restarts, the seeds and the pair swaps of
 # step 3 narrow that. Medians on a shared machine carry a few % of noise: MIN_GAIN keeps noise
 # from being "kept", and the final figure is a fresh measurement, not the search's maximum.
-# Run time on the 2-core demo machine: about 50-70 minutes (1,000-1,400 measured points, ~60
-# builds, mostly ccache hits after the first run); MAX_TIME (seconds) stops the search stage in
-# progress and goes to steps 4-5, saying so in optimum.env.
+# Run time on the 2-core demo machine: 41 minutes (1,572 configurations, 46 builds; the grid 18
+# minutes), with other builds running. MAX_TIME (seconds) stops the search stage in progress and
+# goes to steps 4-5, saying so in optimum.env. Load matters beyond noise: fw.threads spins on
+# the serving thread's clock, so under load the ascent rejects threads that pay on an idle
+# machine; run it on a quiet machine (optimum.env's header says how it was measured).
 #
 # Usage: ./exhaustive.sh [REPS [MIN_GAIN]] [SEED ...]   (defaults 3 and 0.02)
 #   SEED: a file in arbor-best.env's format, or a directory holding one (arbor-best.env or
