@@ -41,7 +41,8 @@
 #      in), screened with GRID_REPS runs, the promising ones (above the best's median) measured
 #      with REPS; an improvement restarts the ascent from it.
 #   4. The `run` actions (PGO) added to the PGO_K best distinct configurations measured with
-#      REPS runs, trained on each.
+#      REPS runs, trained on each, each judged by an A/B interleaved with the same configuration
+#      without it (a profile's ~10% is the size of the drift between runs minutes apart).
 #   5. The best re-measured with 5 runs, interleaved with 5 runs of the baseline: the speedup.
 # Why the result is a sound estimate: every configuration it reports was built, checked and
 # measured exactly as a campaign node with that path would be, and respects the declared
@@ -412,13 +413,22 @@ def main():
     full = sorted(((statistics.median(x[0] for x in m["runs"]), m["cfg"]) for m in MEMO.values()
                    if len(m["runs"]) >= REPS and not m["fail"]
                    and measure(m["cfg"], REPS) is not None), key=lambda x: -x[0])
-    log(f"stage 4: {', '.join(RUN_IDS)} on the {PGO_K} best")
+    # The run actions change the build, and a profile's gain (~10%) is the size of the drift
+    # between measurements minutes apart: each is judged by an A/B interleaved with the same
+    # configuration without it (2 x REPS runs each), its ratio applied to that one's median.
+    log(f"stage 4: {', '.join(RUN_IDS)} on the {PGO_K} best, A/B interleaved")
     for r, c in full[:PGO_K]:
         n = {**c, **{rid: "" for rid in RUN_IDS}}
-        if not valid(n): continue
-        m = measure(n, REPS)
-        log(f"  {m if m is None else round(m)} (without: {r:.0f}) {label(n)}")
-        if m is not None and m > best * (1 + MIN_GAIN): best_cfg, best = n, m
+        if not valid(n) or measure(n, 1) is None: continue
+        ea, eb, ra, rb = binary(c), binary(n), [], []
+        for _ in range(2 * REPS):
+            x, y = bench_once(c, ea), bench_once(n, eb)
+            if x is None or y is None: break
+            ra.append(x[0]); rb.append(y[0])
+        if len(rb) < 2 * REPS: continue
+        ratio = statistics.median(rb) / statistics.median(ra)
+        log(f"  x{ratio:.3f} with it ({statistics.median(rb):.0f} vs {statistics.median(ra):.0f}) {label(n)}")
+        if ratio > 1 + MIN_GAIN and r * ratio > best: best_cfg, best = n, r * ratio
 
     # Step 5: the best against the baseline, interleaved, 5 runs each.
     exe_b, exe_o = binary({}), binary(best_cfg)
