@@ -239,8 +239,9 @@ Status MeasurePerNode(const CampaignSpec& spec, const fs::path& db, double budge
   std::vector<Mark> marks = h.sink.marks;
   if (h.sink.deadline_hit) {
     marks.pop_back();  // "stopped" right after the last dispatch: not a node's interval
-  } else if (summary->stop_reason != "max_nodes") {
-    return MakeError("the measured run stopped early: " + summary->stop_reason);
+  } else if (summary->stop_reason != StopReason::kMaxNodes) {
+    return MakeError("the measured run stopped early: " +
+                     std::string(StopReasonName(summary->stop_reason)));
   }
   if (marks.size() < 2) return MakeError("the measured run completed no node");
   std::vector<double> wall, cpu;

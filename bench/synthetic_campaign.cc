@@ -236,8 +236,8 @@ CampaignMeta SyntheticMeta(const SyntheticShape& shape) {
   meta.name = "engine-bench";
   meta.no_critic = shape.critic ? 0 : 1;
   meta.seed = 1;
-  meta.state = "stopped";
-  meta.stop_reason = "interrupted";
+  meta.state = CampaignState::kStopped;
+  meta.stop_reason = StopReason::kInterrupted;
   meta.elapsed_s = shape.nodes * kSecondsPerNode;
   meta.next_seq = shape.nodes;
   return meta;

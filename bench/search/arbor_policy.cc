@@ -134,7 +134,7 @@ void RunCampaign(const ArborVariant& v, const Landscape& l, uint64_t seed, int b
       spec, Ports{&out->store, &ws, &target, &specialist, gate, &clock, nullptr, kb, Context(uid)});
   auto summary = o.Run();
   if (!summary.ok()) out->error = summary.error().message;
-  if (summary.ok()) out->stop = summary->stop_reason;
+  if (summary.ok()) out->stop = StopReasonName(summary->stop_reason);
   out->crashes = target.crashes();
   out->accuracy_failures = target.accuracy_failures();
   out->runs = ev.runs();
@@ -200,7 +200,8 @@ RunResult ArborPolicy::Run(const Landscape& l, uint64_t seed, int budget) {
     // One write per campaign, so that traces of runs in parallel (--jobs) do not interleave.
     std::string text;
     Appendf(&text, "%s %s seed %llu: %s\n", v_.name.c_str(), l.name.c_str(),
-            static_cast<unsigned long long>(seed), c.store.LoadMeta().value()->stop_reason.c_str());
+            static_cast<unsigned long long>(seed),
+            std::string(StopReasonName(c.store.LoadMeta().value()->stop_reason)).c_str());
     Tree tree;
     for (const auto& [id, n] : c.store.nodes) tree.Upsert(n);
     for (const Node* n : done) {

@@ -381,7 +381,7 @@ Result<int> RunCampaign(const RunOptions& options) {
     auto status = StatusCommand(ViewOptions{options.file, true});
     if (status.ok()) std::printf("{\"type\":\"summary\",\"status\":%s}\n", status->c_str());
   }
-  if (summary->state == "stopped") return kExitInterrupted;
+  if (summary->state == CampaignState::kStopped) return kExitInterrupted;
   if (summary->evaluated == 0) {
     // Finished with nothing evaluated: not a success a script should take for one.
     auto hint = NothingEvaluated(options.file);

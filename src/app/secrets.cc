@@ -90,7 +90,6 @@ Status ScrubbingStore::Apply(const Mutation& m) {
   for (Node& n : scrubbed.nodes) ScrubNode(*scrubber_, &n);
   for (Event& e : scrubbed.events) ScrubEvent(*scrubber_, &e);
   for (auto& [node, profile] : scrubbed.profiles) ScrubProfile(*scrubber_, &profile);
-  if (scrubbed.meta) ScrubText(*scrubber_, &scrubbed.meta->stop_reason);
   // A proposed action's prose is a specialist's words; its apply spec is configuration that
   // later runs, and is left alone like a node's overlay.
   for (ActionSpec& a : scrubbed.actions) {

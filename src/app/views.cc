@@ -111,7 +111,7 @@ Result<std::string> ShowCommand(const ViewOptions& options, long long id) {
     if (!prompts.ok()) return MakeError(prompts.error().message, kExitStore);
     if (prompts->empty()) {
       return MakeError("node #" + std::to_string(id) + " has no recorded prompt (" +
-                           (node->agent.backend.empty()
+                           (node->agent.backend == SpecialistBackend::kBuiltin
                                 ? "its action is declarative: the builtin specialist needs none"
                                 : "its specialist never ran") +
                            ")",

@@ -17,16 +17,18 @@ Status ReadSpecialist(const Section& s, SpecialistSpec* specialist) {
       s.CheckKeys({"backend", "command", "model", "base_url", "api_key_env", "timeout", "retries",
                    "max_rounds", "temperature", "max_answer_tokens", "cost_per_1k_prompt",
                    "cost_per_1k_completion", "propose", "max_proposals", "allow"}));
-  ARBOR_TRY(s.ReadString("backend", &specialist->backend));
-  const std::string& backend = specialist->backend;
-  if (backend != "builtin" && backend != "command" && backend != "llm") {
+  std::string word(SpecialistBackendName(specialist->backend));
+  ARBOR_TRY(s.ReadString("backend", &word));
+  std::optional<SpecialistBackend> parsed = ParseSpecialistBackend(word);
+  if (!parsed) {
     return s.Invalid(*s.Get("backend"), s.KeyPath("backend"),
                      "; expected \"builtin\", \"command\" or \"llm\"");
   }
-  if (backend == "command") {
+  const SpecialistBackend backend = specialist->backend = *parsed;
+  if (backend == SpecialistBackend::kCommand) {
     ARBOR_TRY(s.Require("command", "the agent command (backend \"command\" runs it)"));
   }
-  if (backend == "llm") {
+  if (backend == SpecialistBackend::kLlm) {
     ARBOR_TRY(s.Require("model", "a model name (backend \"llm\" needs it)"));
     ARBOR_TRY(s.Require("base_url", "an OpenAI-compatible URL (backend \"llm\" needs it)"));
   }
@@ -55,7 +57,7 @@ Status ReadSpecialist(const Section& s, SpecialistSpec* specialist) {
   ARBOR_TRY(s.ReadNumber("cost_per_1k_completion", NumberRule::kNonNegative,
                          &specialist->cost_per_1k_completion));
   ARBOR_TRY(s.ReadBool("propose", &specialist->propose));
-  if (specialist->propose && backend == "builtin") {
+  if (specialist->propose && backend == SpecialistBackend::kBuiltin) {
     return s.Invalid(*s.Get("propose"), s.KeyPath("propose"),
                      "; the builtin backend cannot propose actions (use \"llm\" or \"command\")");
   }

@@ -128,7 +128,10 @@ nlohmann::json CriticJson(const CriticNote& n) {
 
 nlohmann::json AgentJson(const AgentNote& n) {
   nlohmann::json j = nlohmann::json::object();
-  j["backend"] = n.backend;
+  // "" for the builtin specialist: the word the views have always shown for it.
+  j["backend"] = n.backend == SpecialistBackend::kBuiltin
+                     ? std::string()
+                     : std::string(SpecialistBackendName(n.backend));
   j["domain"] = n.domain;
   j["confidence"] = n.confidence;
   j["rounds"] = n.rounds;

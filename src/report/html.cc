@@ -89,8 +89,11 @@ std::string Header(const ReportInput& in) {
   nlohmann::json s = StatusJson(v);
   std::string out =
       "<header id=\"summary\"><h1>Arbor campaign “" + HtmlEscape(v.meta.name) + "”</h1>";
-  out += "<div class=\"facts\"><span>state <b>" + HtmlEscape(v.meta.state) + "</b>";
-  if (!v.meta.stop_reason.empty()) out += " (" + HtmlEscape(v.meta.stop_reason) + ")";
+  out +=
+      "<div class=\"facts\"><span>state <b>" + HtmlEscape(CampaignStateName(v.meta.state)) + "</b>";
+  if (v.meta.stop_reason != StopReason::kNone) {
+    out += " (" + HtmlEscape(StopReasonName(v.meta.stop_reason)) + ")";
+  }
   out += "</span><span>" + HtmlEscape(v.metric_name) + " (" +
          (v.goal == Goal::kMax ? "max" : "min") + ") baseline <b>" +
          JsonNum(s["baseline"], "value") + "</b> → best <b>" + JsonNum(s["best"], "value") + "</b>";

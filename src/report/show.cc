@@ -80,7 +80,7 @@ void AppendScore(const Node& node, std::string& out) {
 // What the specialist reported, when one implemented the node.
 void AppendAgent(const AgentNote& a, std::string& out) {
   if (a.empty()) return;
-  std::string who = a.backend.empty() ? std::string("builtin") : a.backend;
+  std::string who(SpecialistBackendName(a.backend));
   if (!a.domain.empty()) who += "/" + a.domain;
   if (a.confidence > 0) who += "  confidence " + FormatDouble(a.confidence, 3);
   if (a.rounds > 0) who += "  rounds " + std::to_string(a.rounds);

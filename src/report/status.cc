@@ -144,8 +144,8 @@ nlohmann::json StatusJson(const CampaignView& view) {
   }
   nlohmann::json out = {
       {"campaign", view.meta.name},
-      {"state", view.meta.state},
-      {"stop_reason", report::OptionalString(view.meta.stop_reason)},
+      {"state", std::string(CampaignStateName(view.meta.state))},
+      {"stop_reason", report::OptionalString(std::string(StopReasonName(view.meta.stop_reason)))},
       {"nothing_evaluated", report::OptionalString(NothingEvaluatedHint(view))},
       {"nodes",
        {{"total", c.total},
@@ -193,35 +193,45 @@ nlohmann::json StatusJson(const CampaignView& view) {
 }
 
 std::string NothingEvaluatedHint(const CampaignView& view) {
-  if (view.meta.state != "finished") return "";
+  if (view.meta.state != CampaignState::kFinished) return "";
   const Counts c = CountNodes(view.nodes);
   if (c.kept + c.reverted + c.crashed > 0) return "";
-  const std::string& why = view.meta.stop_reason;
+  const StopReason why = view.meta.stop_reason;
   std::string next;
-  if (why == "target") {
-    next = "the baseline already meets metric.target; raise the target or remove it";
-  } else if (why == "max_time") {
-    next =
-        "the time budget ran out before a change was measured; raise [search] max_time "
-        "(or arbor run --max-time)";
-  } else if (why == "max_nodes") {
-    next = "[search] max_nodes leaves no evaluation; raise it (or arbor run --max-nodes)";
-  } else if (why == "exhausted") {
-    next = "no candidate could run (" + std::to_string(c.pruned) + " pruned, " +
-           std::to_string(c.skipped) +
-           " skipped: `arbor tree` shows why); add actions or fix what pruned or skipped them";
-  } else {
-    next = "see `arbor tree` and `arbor show 1`";
+  switch (why) {
+    case StopReason::kTarget:
+      next = "the baseline already meets metric.target; raise the target or remove it";
+      break;
+    case StopReason::kMaxTime:
+      next =
+          "the time budget ran out before a change was measured; raise [search] max_time "
+          "(or arbor run --max-time)";
+      break;
+    case StopReason::kMaxNodes:
+      next = "[search] max_nodes leaves no evaluation; raise it (or arbor run --max-nodes)";
+      break;
+    case StopReason::kExhausted:
+      next = "no candidate could run (" + std::to_string(c.pruned) + " pruned, " +
+             std::to_string(c.skipped) +
+             " skipped: `arbor tree` shows why); add actions or fix what pruned or skipped them";
+      break;
+    default:
+      next = "see `arbor tree` and `arbor show 1`";
+      break;
   }
-  return "nothing was evaluated (" + (why.empty() ? std::string("no stop reason") : why) +
+  return "nothing was evaluated (" +
+         (why == StopReason::kNone ? std::string("no stop reason")
+                                   : std::string(StopReasonName(why))) +
          "): " + next;
 }
 
 std::string StatusText(const CampaignView& view) {
   Summary s = Summarize(view);
   const Counts& c = s.counts;
-  std::string out = view.meta.name + ": " + view.meta.state;
-  if (!view.meta.stop_reason.empty()) out += " (" + view.meta.stop_reason + ")";
+  std::string out = view.meta.name + ": " + std::string(CampaignStateName(view.meta.state));
+  if (view.meta.stop_reason != StopReason::kNone) {
+    out += " (" + std::string(StopReasonName(view.meta.stop_reason)) + ")";
+  }
   out += "\n";
   if (std::string hint = NothingEvaluatedHint(view); !hint.empty())
     out += "why       " + hint + "\n";

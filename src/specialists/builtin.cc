@@ -257,14 +257,15 @@ SpecialistResult BuiltinSpecialist::RunCommandIn(const Task& task, const ApplySp
 SpecialistResult BuiltinSpecialist::Agent(const Task& task, const ApplySpec& apply) const {
   std::string summary = "skipped agent action for domain '" + apply.agent + "'";
   auto it = spec_->specialists.find(apply.agent);
-  if (it == spec_->specialists.end() || it->second.backend == "builtin") {
+  if (it == spec_->specialists.end() || it->second.backend == SpecialistBackend::kBuiltin) {
     return MakeResult(Verdict::kSkipped, task.parent_overlay, summary,
                       "no specialist backend configured for domain '" + apply.agent +
                           "': add [specialists." + apply.agent +
                           R"(] with backend = "command" or "llm")");
   }
   return MakeResult(Verdict::kSkipped, task.parent_overlay, summary,
-                    "the builtin specialist does not run backend '" + it->second.backend +
+                    "the builtin specialist does not run backend '" +
+                        std::string(SpecialistBackendName(it->second.backend)) +
                         "': agent actions go through the SpecialistRouter (specialists/router.h)");
 }
 

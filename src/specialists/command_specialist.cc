@@ -175,7 +175,7 @@ SpecialistResult CommandSpecialist::Implement(const Task& task, std::string_view
   const std::string& domain = config_->domain.empty() ? task.context.domain : config_->domain;
   ComposedPrompt prompt = ComposeImplement(task, protocol, skill, kImplementFormat);
   SpecialistResult result;
-  result.backend = "command";
+  result.backend = SpecialistBackend::kCommand;
   result.prompt = prompt.Text();
   result.overlay = task.parent_overlay;
   result.summary =

@@ -248,7 +248,7 @@ SpecialistResult LlmSpecialist::Implement(const Task& task, std::string_view pro
   auto start = std::chrono::steady_clock::now();
   Conversation talk(ComposeImplement(task, protocol, skill, kAnswerFormat));
   SpecialistResult result;
-  result.backend = "llm";
+  result.backend = SpecialistBackend::kLlm;
   result.overlay = task.parent_overlay;
   std::string goal = task.context.goal.empty() ? task.action->apply.goal : task.context.goal;
   result.summary = "llm " + config_->model + ": " + FirstLine(goal);

@@ -57,7 +57,7 @@ SpecialistResult SpecialistRouter::Implement(const Task& task) {
     result = Agent(task);
   } else {
     result = builtin_.Implement(task);
-    result.backend = "builtin";
+    result.backend = SpecialistBackend::kBuiltin;
   }
   result.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -67,23 +67,18 @@ SpecialistResult SpecialistRouter::Implement(const Task& task) {
 SpecialistResult SpecialistRouter::Agent(const Task& task) {
   std::string domain = SubstituteValue(task.action->apply, task.value).agent;
   auto it = spec_->specialists.find(domain);
-  if (it == spec_->specialists.end() || it->second.backend == "builtin") {
+  if (it == spec_->specialists.end() || it->second.backend == SpecialistBackend::kBuiltin) {
     SpecialistResult r = builtin_.Implement(task);  // skipped, saying what to configure
-    r.backend = "builtin";
+    r.backend = SpecialistBackend::kBuiltin;
     return r;
   }
   const SpecialistSpec& config = it->second;
   std::string summary = "agent " + domain;
-  if (config.backend == "llm" && !options_.llm_implement) {
+  if (config.backend == SpecialistBackend::kLlm && !options_.llm_implement) {
     SpecialistResult r = Unhandled(Verdict::kSkipped, task, "skipped " + summary,
                                    "no LLM backend built in for domain '" + domain + "'");
-    r.backend = "llm";
+    r.backend = SpecialistBackend::kLlm;
     return r;
-  }
-  if (config.backend != "llm" && config.backend != "command") {
-    return Unhandled(
-        Verdict::kSkipped, task, "skipped " + summary,
-        "unknown specialist backend '" + config.backend + "' for domain '" + domain + "'");
   }
   Result<Skills> skills = LoadSkills(*spec_, domain);
   if (!skills) {
@@ -92,9 +87,9 @@ SpecialistResult SpecialistRouter::Agent(const Task& task) {
     r.backend = config.backend;
     return r;
   }
-  if (config.backend == "llm") {
+  if (config.backend == SpecialistBackend::kLlm) {
     SpecialistResult r = options_.llm_implement(task, config, skills->protocol, skills->skill);
-    if (r.backend.empty()) r.backend = "llm";
+    if (r.backend == SpecialistBackend::kBuiltin) r.backend = SpecialistBackend::kLlm;
     return r;
   }
   return CommandSpecialist(spec_, &config, options_.log_root)
@@ -105,7 +100,8 @@ std::vector<std::string> SpecialistRouter::ProposingDomains() const {
   std::vector<std::string> domains;  // the map is ordered: sorted by domain
   for (const auto& [domain, config] : spec_->specialists) {
     if (!config.propose) continue;
-    if (config.backend == "command" || (config.backend == "llm" && options_.llm_propose)) {
+    if (config.backend == SpecialistBackend::kCommand ||
+        (config.backend == SpecialistBackend::kLlm && options_.llm_propose)) {
       domains.push_back(domain);
     }
   }
@@ -130,9 +126,9 @@ Result<std::string> SpecialistRouter::ScratchDir(const std::string& domain) {
 Proposal SpecialistRouter::Propose(const ProposeRequest& request) {
   Proposal proposal;
   auto it = spec_->specialists.find(request.domain);
-  bool can =
-      it != spec_->specialists.end() && it->second.propose &&
-      (it->second.backend == "command" || (it->second.backend == "llm" && options_.llm_propose));
+  bool can = it != spec_->specialists.end() && it->second.propose &&
+             (it->second.backend == SpecialistBackend::kCommand ||
+              (it->second.backend == SpecialistBackend::kLlm && options_.llm_propose));
   if (!can) return Specialist::Propose(request);
   const SpecialistSpec& config = it->second;
   Result<Skills> skills = LoadSkills(*spec_, request.domain);
@@ -140,7 +136,7 @@ Proposal SpecialistRouter::Propose(const ProposeRequest& request) {
     proposal.diagnosis = "skills: " + skills.error().message;
     return proposal;
   }
-  if (config.backend == "llm") {
+  if (config.backend == SpecialistBackend::kLlm) {
     return options_.llm_propose(request, config, skills->protocol, skills->skill);
   }
   Result<std::string> scratch = ScratchDir(request.domain);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 namespace arbor::meta_codec {
@@ -9,7 +10,8 @@ namespace {
 
 // One entry per persisted field: the single place that names each key.
 using Member = std::variant<std::string CampaignMeta::*, unsigned long long CampaignMeta::*,
-                            double CampaignMeta::*, int64_t CampaignMeta::*>;
+                            double CampaignMeta::*, int64_t CampaignMeta::*,
+                            CampaignState CampaignMeta::*, StopReason CampaignMeta::*>;
 struct Field {
   const char* key;  // without kPrefix
   Member member;
@@ -57,11 +59,28 @@ bool ParseNumber(std::string_view s, T* out) {
   return !s.empty() && ec == std::errc() && p == end;
 }
 
+// The vocabularies are stored by name; a name this build does not know (one an older build
+// wrote) reads as kUnknown, so an old store still opens.
+std::string FormatWord(CampaignState s) { return std::string(CampaignStateName(s)); }
+std::string FormatWord(StopReason r) { return std::string(StopReasonName(r)); }
+void ParseWord(std::string_view text, CampaignState* out) {
+  *out = ParseCampaignState(text).value_or(CampaignState::kUnknown);
+}
+void ParseWord(std::string_view text, StopReason* out) {
+  *out = ParseStopReason(text).value_or(StopReason::kUnknown);
+}
+
+template <typename M>
+constexpr bool kIsWord = std::is_same_v<M, CampaignState CampaignMeta::*> ||
+                         std::is_same_v<M, StopReason CampaignMeta::*>;
+
 std::string FormatField(const CampaignMeta& meta, const Member& member) {
   return std::visit(
       [&](auto m) -> std::string {
         if constexpr (std::is_same_v<decltype(m), std::string CampaignMeta::*>) {
           return meta.*m;
+        } else if constexpr (kIsWord<decltype(m)>) {
+          return FormatWord(meta.*m);
         } else {
           return FormatNumber(meta.*m);
         }
@@ -74,6 +93,9 @@ bool ParseField(std::string_view text, const Member& member, CampaignMeta* meta)
       [&](auto m) -> bool {
         if constexpr (std::is_same_v<decltype(m), std::string CampaignMeta::*>) {
           meta->*m = std::string(text);
+          return true;
+        } else if constexpr (kIsWord<decltype(m)>) {
+          ParseWord(text, &(meta->*m));
           return true;
         } else {
           return ParseNumber(text, &(meta->*m));

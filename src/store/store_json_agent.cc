@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "store/json_numbers.h"
@@ -163,7 +164,8 @@ Status DecodeApply(const json& j, ApplySpec* out) {
 std::string EncodeAgent(const AgentNote& n) {
   if (n.empty()) return "{}";
   json j = json::object();
-  if (!n.backend.empty()) j["backend"] = n.backend;
+  // The builtin specialist is the default: its word is never written.
+  if (n.backend != SpecialistBackend::kBuiltin) j["backend"] = SpecialistBackendName(n.backend);
   if (!n.domain.empty()) j["domain"] = n.domain;
   if (n.confidence != 0) j["confidence"] = Number(n.confidence);
   if (n.rounds != 0) j["rounds"] = n.rounds;
@@ -182,7 +184,8 @@ Result<AgentNote> DecodeAgent(std::string_view text) {
   auto j = ParseObject(text, "agent");
   if (!j.ok()) return j.error();
   FieldReader r(*j, "agent");
-  r.Read("backend", &n.backend);
+  std::string backend(SpecialistBackendName(n.backend));
+  r.Read("backend", &backend);
   r.Read("domain", &n.domain);
   r.Read("confidence", &n.confidence);
   r.Read("rounds", &n.rounds);
@@ -193,6 +196,12 @@ Result<AgentNote> DecodeAgent(std::string_view text) {
   r.Read("questions", &n.questions);
   r.Read("proposed", &n.proposed);
   ARBOR_TRY(r.status());
+  std::optional<SpecialistBackend> parsed = ParseSpecialistBackend(backend);
+  if (!parsed) {
+    return MakeError("malformed agent JSON: unknown backend '" + backend +
+                     "' (expected \"builtin\", \"command\" or \"llm\")");
+  }
+  n.backend = *parsed;
   return n;
 }
 

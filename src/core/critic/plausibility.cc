@@ -130,7 +130,7 @@ std::optional<double> LargestKeptSpeedup(const std::vector<KbEntry>& entries,
   }
   std::optional<double> best;
   for (const KbEntry& e : entries) {
-    if (e.outcome != "kept" || e.category != category || e.superseded_by != 0 || !e.gain ||
+    if (e.IsPitfall() || e.category != category || e.superseded_by != 0 || !e.gain ||
         !e.controlled || corrected.count(e.uid) > 0) {
       continue;
     }

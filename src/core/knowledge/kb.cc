@@ -212,8 +212,8 @@ bool SameContext(const KbEntry& a, const KbEntry& b) {
 }
 
 bool Diverge(const KbEntry& a, const KbEntry& b) {
-  bool ka = a.outcome == "kept";
-  bool kb = b.outcome == "kept";
+  bool ka = !a.IsPitfall();
+  bool kb = !b.IsPitfall();
   if (ka != kb) return true;
   if (!a.gain || !b.gain) return false;
   if (a.ci_low && a.ci_high && b.ci_low && b.ci_high) {

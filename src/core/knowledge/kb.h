@@ -76,7 +76,9 @@ struct KbEntry {
   WorkloadSignature workload;
   HardwareSignature hardware;
   std::string path_hash;  // operating point: the kept actions on the path it was tried on
-  std::string outcome;    // kept | reverted | crashed
+  // OutcomeName of the node's (kept | reverted | crashed), kept verbatim: an imported entry's
+  // word may be one this build does not know, so the rules read it through ParsedOutcome.
+  std::string outcome;
   bool accuracy_failure = false;
   std::optional<double> gain;    // relative end-to-end gain over its parent (+ = better)
   std::optional<double> ci_low;  // 95% interval of the speedup ratio, when the Critic gave one
@@ -101,7 +103,8 @@ struct KbEntry {
   int signature = 0;
 
   std::string CandidateKey() const;  // "id" or "id[value]"
-  bool IsPitfall() const { return outcome != "kept"; }
+  std::optional<Outcome> ParsedOutcome() const { return ParseOutcome(outcome); }
+  bool IsPitfall() const { return ParsedOutcome() != Outcome::kKept; }
 };
 
 // Where a campaign runs: what its entries are compared with.

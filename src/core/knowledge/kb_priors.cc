@@ -35,10 +35,10 @@ struct Obs {
       has_rho = true;
       rho = std::log(*e.implied_speedup / e.prior_speedup);
     }
-    reached_check = e.outcome != "crashed";
+    crashed = e.ParsedOutcome() == Outcome::kCrashed;
+    reached_check = !crashed;
     accuracy_failure = e.accuracy_failure;
     counts_for_crash = ParseRcaClass(e.rca) != RcaClass::kInfrastructure;
-    crashed = e.outcome == "crashed";
     cost_s = e.cost_s;
   }
 };
@@ -145,7 +145,7 @@ std::string Summary(const KbEntry& e, const ActionSpec& action, const std::strin
   }
   s += e.outcome;
   if (e.accuracy_failure) s += " (accuracy)";
-  if (e.outcome == "crashed" && !e.rca.empty()) s += " (" + e.rca + ")";
+  if (e.ParsedOutcome() == Outcome::kCrashed && !e.rca.empty()) s += " (" + e.rca + ")";
   if (e.gain)
     s += " " + std::string(*e.gain >= 0 ? "+" : "") + FormatDouble(*e.gain * 100, 3) + "%";
   if (e.ci_low && e.ci_high) {
@@ -288,7 +288,7 @@ KbPriors KbPriors::Compute(const std::vector<KbEntry>& entries,
 
 bool IsDeterministicFailure(const KbEntry& e) {
   if (e.accuracy_failure) return true;
-  if (e.outcome != "crashed") return false;
+  if (e.ParsedOutcome() != Outcome::kCrashed) return false;
   switch (ParseRcaClass(e.rca).value_or(RcaClass::kUnknown)) {
     case RcaClass::kRuntimeCrash:
     case RcaClass::kBuildError:

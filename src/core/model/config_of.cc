@@ -206,7 +206,7 @@ void AddAgents(Writer& w, const CampaignSpec& spec) {
   w.Path("campaign.skills_dir", spec.skills_dir);
   for (const auto& [domain, s] : spec.specialists) {
     const std::string p = "specialists." + domain + ".";
-    w.Str(p + "backend", s.backend);
+    w.Str(p + "backend", std::string(SpecialistBackendName(s.backend)));
     w.Str(p + "command", s.command);
     w.Str(p + "model", s.model);
     w.Str(p + "base_url", s.base_url);

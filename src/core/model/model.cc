@@ -71,6 +71,31 @@ constexpr std::array<std::pair<RcaClass, std::string_view>, 20> kRcaClassNames =
     {RcaClass::kFlakyIncumbent, "flaky_incumbent"},
 }};
 
+constexpr std::array<std::pair<SpecialistBackend, std::string_view>, 3> kSpecialistBackendNames = {{
+    {SpecialistBackend::kBuiltin, "builtin"},
+    {SpecialistBackend::kCommand, "command"},
+    {SpecialistBackend::kLlm, "llm"},
+}};
+
+constexpr std::array<std::pair<StopReason, std::string_view>, 9> kStopReasonNames = {{
+    {StopReason::kNone, ""},
+    {StopReason::kTarget, "target"},
+    {StopReason::kMaxNodes, "max_nodes"},
+    {StopReason::kMaxTime, "max_time"},
+    {StopReason::kPlateau, "plateau"},
+    {StopReason::kExhausted, "exhausted"},
+    {StopReason::kInterrupted, "interrupted"},
+    {StopReason::kDiskLow, "disk_low"},
+    {StopReason::kUnknown, "unknown"},
+}};
+
+constexpr std::array<std::pair<CampaignState, std::string_view>, 4> kCampaignStateNames = {{
+    {CampaignState::kRunning, "running"},
+    {CampaignState::kStopped, "stopped"},
+    {CampaignState::kFinished, "finished"},
+    {CampaignState::kUnknown, "unknown"},
+}};
+
 template <typename E, size_t N>
 std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
   for (const auto& [value, name] : table) {
@@ -96,6 +121,21 @@ bool IsFinished(Outcome o) { return o != Outcome::kPending && o != Outcome::kRun
 
 std::string_view StepName(Step s) { return NameOf(kStepNames, s); }
 std::optional<Step> ParseStep(std::string_view s) { return Parse(kStepNames, s); }
+
+std::string_view SpecialistBackendName(SpecialistBackend b) {
+  return NameOf(kSpecialistBackendNames, b);
+}
+std::optional<SpecialistBackend> ParseSpecialistBackend(std::string_view s) {
+  return Parse(kSpecialistBackendNames, s);
+}
+
+std::string_view StopReasonName(StopReason r) { return NameOf(kStopReasonNames, r); }
+std::optional<StopReason> ParseStopReason(std::string_view s) { return Parse(kStopReasonNames, s); }
+
+std::string_view CampaignStateName(CampaignState s) { return NameOf(kCampaignStateNames, s); }
+std::optional<CampaignState> ParseCampaignState(std::string_view s) {
+  return Parse(kCampaignStateNames, s);
+}
 
 std::string_view ExitKindName(ExitKind k) { return NameOf(kExitKindNames, k); }
 
@@ -158,9 +198,9 @@ bool CriticNote::empty() const {
 }
 
 bool AgentNote::empty() const {
-  return backend.empty() && domain.empty() && confidence == 0 && rounds == 0 &&
-         prompt_tokens == 0 && completion_tokens == 0 && cost == 0 && findings.empty() &&
-         questions.empty() && proposed.empty();
+  return backend == SpecialistBackend::kBuiltin && domain.empty() && confidence == 0 &&
+         rounds == 0 && prompt_tokens == 0 && completion_tokens == 0 && cost == 0 &&
+         findings.empty() && questions.empty() && proposed.empty();
 }
 
 namespace {

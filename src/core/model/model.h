@@ -38,6 +38,36 @@ enum class Step { kNone, kApply, kBuild, kCheck, kBench, kProfile, kDecide, kDon
 std::string_view StepName(Step s);
 std::optional<Step> ParseStep(std::string_view s);
 
+// Who implements a node's action ([specialists.<domain>] backend): the engine itself for a
+// declarative action, a coding-agent command, or an LLM. SpecialistBackendName is the word in
+// the campaign file, the store and the views; ParseSpecialistBackend its only inverse.
+enum class SpecialistBackend { kBuiltin, kCommand, kLlm };
+std::string_view SpecialistBackendName(SpecialistBackend b);  // "builtin", "command", "llm"
+std::optional<SpecialistBackend> ParseSpecialistBackend(std::string_view s);
+
+// Why a campaign's run ended (kNone while it runs). StopReasonName is the stored and printed
+// word ("" for kNone); a stored word this build does not know (a reason an older build had)
+// reads as kUnknown.
+enum class StopReason {
+  kNone,
+  kTarget,       // the incumbent meets metric.target
+  kMaxNodes,     // [search] max_nodes evaluated
+  kMaxTime,      // [search] max_time spent
+  kPlateau,      // [search] plateau_stop non-kept nodes in a row
+  kExhausted,    // no candidate left to run
+  kInterrupted,  // the user stopped the run
+  kDiskLow,      // too little free disk for worktrees and logs
+  kUnknown,
+};
+std::string_view StopReasonName(StopReason r);
+std::optional<StopReason> ParseStopReason(std::string_view s);
+
+// Where a campaign is: a run is in progress (or died), the user stopped it (resumable), or it
+// ended by itself. A stored word this build does not know reads as kUnknown.
+enum class CampaignState { kRunning, kStopped, kFinished, kUnknown };
+std::string_view CampaignStateName(CampaignState s);
+std::optional<CampaignState> ParseCampaignState(std::string_view s);
+
 // Environment overlay: final values of the variables a node sets on top of the baseline env.
 using EnvOverlay = std::map<std::string, std::string>;
 
@@ -139,7 +169,7 @@ struct CriticNote {
 // What a specialist reported for a node (empty for builtin actions): its backend, confidence,
 // findings for the knowledge base, residual questions, and the LLM tokens and cost it spent.
 struct AgentNote {
-  std::string backend;  // command | llm ("" for builtin)
+  SpecialistBackend backend = SpecialistBackend::kBuiltin;
   std::string domain;
   double confidence = 0;  // 0..1 as reported (0: not reported)
   int rounds = 0;         // llm: implement rounds used
@@ -249,8 +279,8 @@ struct CampaignMeta {
   // nothing to compare, the next run records them.
   std::string spec_hash;
   std::string config;
-  std::string state = "running";  // running | stopped | finished
-  std::string stop_reason;
+  CampaignState state = CampaignState::kRunning;
+  StopReason stop_reason = StopReason::kNone;
   double elapsed_s = 0;      // accumulated active time across runs
   double explore_boost = 1;  // multiplier on C after plateaus
   int64_t next_seq = 1;

@@ -243,7 +243,7 @@ struct SpecialistResult {
   std::string summary;    // what was done
   std::string diagnosis;  // why it failed or was skipped
   double duration_s = 0;
-  std::string backend;                 // builtin | command | llm
+  SpecialistBackend backend = SpecialistBackend::kBuiltin;
   double confidence = 0;               // 0..1 (0: not reported)
   std::vector<std::string> findings;   // for the knowledge base
   std::vector<std::string> questions;  // residual questions for the user

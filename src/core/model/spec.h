@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model.h"
+
 namespace arbor {
 
 // Where a metric is read from in a command's stdout (or $ARBOR_OUT/metrics.json).
@@ -147,9 +149,9 @@ struct KbSpec {
 // One domain's specialist ([specialists.<domain>]; docs/specialists.md).
 struct SpecialistSpec {
   std::string domain;
-  std::string backend = "builtin";  // builtin | command | llm
-  std::string command;              // command: the coding-agent CLI (shell), prompt on stdin
-  std::string model;                // llm: OpenAI-compatible chat completions
+  SpecialistBackend backend = SpecialistBackend::kBuiltin;
+  std::string command;  // command: the coding-agent CLI (shell), prompt on stdin
+  std::string model;    // llm: OpenAI-compatible chat completions
   std::string base_url;
   std::string api_key_env;
   double timeout_s = 600;  // command: the whole run; llm: one request

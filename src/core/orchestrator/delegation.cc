@@ -36,7 +36,7 @@ std::string DescribeKept(const Node& n) {
 bool Orchestrator::UsesLlm(const ActionSpec& action) const {
   if (action.apply.kind != ApplySpec::Kind::kAgent) return false;
   auto it = spec_.specialists.find(action.apply.agent);
-  return it != spec_.specialists.end() && it->second.backend == "llm";
+  return it != spec_.specialists.end() && it->second.backend == SpecialistBackend::kLlm;
 }
 
 bool Orchestrator::LlmBudgetSpent() const {
@@ -173,7 +173,7 @@ Status Orchestrator::ProposeRound() {
   std::vector<ActionSpec> accepted;
   for (const std::string& domain : domains) {
     auto it = spec_.specialists.find(domain);
-    bool llm = it != spec_.specialists.end() && it->second.backend == "llm";
+    bool llm = it != spec_.specialists.end() && it->second.backend == SpecialistBackend::kLlm;
     if (llm && LlmBudgetSpent()) continue;
     ProposeRequest req;
     req.domain = domain;

@@ -29,7 +29,7 @@ SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Ta
   if (!first.prompt.empty()) {
     second.prompt = first.prompt + (second.prompt.empty() ? "" : "\n\n" + second.prompt);
   }
-  if (second.backend.empty() || second.backend == "builtin") second.backend = first.backend;
+  if (second.backend == SpecialistBackend::kBuiltin) second.backend = first.backend;
   return second;
 }
 
@@ -136,7 +136,7 @@ Status Orchestrator::StepApply(Node* node) {
 Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
   node->cost_s += r.duration_s;
   node->summary = r.summary;
-  if (r.backend != "builtin" && !r.backend.empty()) {
+  if (r.backend != SpecialistBackend::kBuiltin) {
     AgentNote& a = node->agent;
     a.backend = r.backend;
     const ActionSpec* action = catalog_.FindAction(node->action_id);

@@ -233,9 +233,9 @@ Status Orchestrator::Load() {
   meta_.config = EncodeConfig(config);
   meta_.spec_hash = HashHex(meta_.config);
   // A finished campaign runs again: a raised budget, new actions or a looser threshold give it
-  // more to do, and StopReason says at once when they do not.
-  meta_.state = "running";
-  meta_.stop_reason.clear();
+  // more to do, and DueStopReason says at once when they do not.
+  meta_.state = CampaignState::kRunning;
+  meta_.stop_reason = StopReason::kNone;
   Mutation m;
   m.meta = meta_;
   if (!applied.empty()) {
@@ -306,23 +306,23 @@ Result<RunSummary> Orchestrator::Run() {
   }
   while (true) {
     if (stop_requested_.load()) {
-      ARBOR_TRY(Stop("stopped", "interrupted"));
+      ARBOR_TRY(Stop(CampaignState::kStopped, StopReason::kInterrupted));
       break;
     }
     // Health: a full disk would turn every next node into a spurious crash.
     if (auto free_mb = ports_.workspace->FreeDiskMb();
         free_mb && *free_mb < spec_.critic.min_free_disk_mb) {
-      ARBOR_TRY(Stop("stopped", "disk_low"));
+      ARBOR_TRY(Stop(CampaignState::kStopped, StopReason::kDiskLow));
       break;
     }
-    if (auto reason = StopReason()) {
+    if (auto reason = DueStopReason()) {
       const NodeId before = tree_.Incumbent();
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load()) continue;
       // The final validation moved the branch back: the stop reason (a target met) may no
       // longer hold, and what was un-kept may be tried again if budget is left.
       if (tree_.Incumbent() != before) continue;
-      ARBOR_TRY(Stop("finished", *reason));
+      ARBOR_TRY(Stop(CampaignState::kFinished, *reason));
       break;
     }
     std::vector<ScoredCandidate> scored;
@@ -339,7 +339,7 @@ Result<RunSummary> Orchestrator::Run() {
       const NodeId before = tree_.Incumbent();
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load() || tree_.Incumbent() != before) continue;
-      ARBOR_TRY(Stop("finished", "exhausted"));
+      ARBOR_TRY(Stop(CampaignState::kFinished, StopReason::kExhausted));
       break;
     }
     ARBOR_TRY(DispatchBatch(batch));
@@ -352,24 +352,24 @@ Result<RunSummary> Orchestrator::Run() {
   return summary;
 }
 
-std::optional<std::string> Orchestrator::StopReason() {
+std::optional<StopReason> Orchestrator::DueStopReason() {
   const Node* inc = tree_.Find(tree_.Incumbent());
   if (spec_.metric.target && inc && inc->metric) {
     bool met = spec_.metric.goal == Goal::kMax ? *inc->metric >= *spec_.metric.target
                                                : *inc->metric <= *spec_.metric.target;
-    if (met) return "target";
+    if (met) return StopReason::kTarget;
   }
-  if (tree_.FinishedCount() >= spec_.search.max_nodes) return "max_nodes";
-  if (CampaignTime() >= spec_.search.max_time_s) return "max_time";
+  if (tree_.FinishedCount() >= spec_.search.max_nodes) return StopReason::kMaxNodes;
+  if (CampaignTime() >= spec_.search.max_time_s) return StopReason::kMaxTime;
   // After `plateau` non-kept nodes the exploration weight doubles (ScoreCandidates). A plateau
   // ends the campaign only when the user asked for it: a budget the user gave is spent.
   if (spec_.search.plateau_stop > 0 && tree_.TrailingNonKept() >= spec_.search.plateau_stop) {
-    return "plateau";
+    return StopReason::kPlateau;
   }
   return std::nullopt;
 }
 
-Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
+Status Orchestrator::Stop(CampaignState state, StopReason reason) {
   // Worktrees kept for the A/B base arm or the final confirmation, and any a killed process
   // left behind, are disposable now: every state worth keeping is a commit.
   ARBOR_TRY(ports_.workspace->ReleaseAll());
@@ -377,8 +377,10 @@ Status Orchestrator::Stop(const std::string& state, const std::string& reason) {
   meta_.state = state;
   meta_.stop_reason = reason;
   Mutation m;
-  Event e = MakeEvent(kNoNode, "stopped", state + ": " + reason);
-  if (reason == "disk_low") {
+  Event e =
+      MakeEvent(kNoNode, "stopped",
+                std::string(CampaignStateName(state)) + ": " + std::string(StopReasonName(reason)));
+  if (reason == StopReason::kDiskLow) {
     e.message += " (less than " + FormatDouble(spec_.critic.min_free_disk_mb) +
                  " MB free for worktrees and logs; free some space, then `arbor run` resumes)";
   }

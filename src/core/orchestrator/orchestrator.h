@@ -51,9 +51,9 @@ struct Ports {
 };
 
 struct RunSummary {
-  std::string state;        // finished | stopped
-  std::string stop_reason;  // max_nodes, max_time, plateau, exhausted, target, interrupted
-  int evaluated = 0;        // nodes evaluated in total (this run and earlier ones)
+  CampaignState state = CampaignState::kRunning;  // kFinished or kStopped once Run returns
+  StopReason stop_reason = StopReason::kNone;
+  int evaluated = 0;  // nodes evaluated in total (this run and earlier ones)
   NodeId best = kNoNode;
 };
 
@@ -188,7 +188,8 @@ class Orchestrator {
   // Save() of `node` plus other nodes written in the same transaction.
   Status SaveMany(const Node& node, const std::vector<Node>& others, std::vector<Event> events,
                   std::vector<Sample> samples = {}, std::optional<Profile> profile = std::nullopt);
-  std::optional<std::string> StopReason();
+  // Why the campaign should end now (a target met, a budget spent), if it should.
+  std::optional<StopReason> DueStopReason();
   // Records a new running node for `chosen` under the incumbent; returns its id.
   Result<NodeId> Open(const ScoredCandidate& chosen);
   // Parallel specialists (src/core/orchestrator/parallel.cc): opens a node per candidate, starts
@@ -246,7 +247,7 @@ class Orchestrator {
   void DiscardLane(NodeId id);                        // waits for its thread and drops what it did
   std::unique_ptr<LaneTarget> lane_target_;           // the lane lock, around the Target port
   std::map<NodeId, std::unique_ptr<LaneRun>> lanes_;  // after lane_target_: joined first
-  Status Stop(const std::string& state, const std::string& reason);
+  Status Stop(CampaignState state, StopReason reason);
 
   double CampaignTime();
   Event MakeEvent(NodeId node, std::string kind, std::string message);
