@@ -38,7 +38,7 @@ void Populate(SqliteStore* store) {
   }
   m.meta = CampaignMeta{};
   m.meta->name = "big";
-  m.meta->state = "finished";
+  m.meta->state = CampaignState::kFinished;
   ASSERT_TRUE(store->Apply(m).ok());
 }
 

@@ -187,7 +187,7 @@ TEST_F(CampaignLoaderTest, GuardsAccuracyCriticKbAndSpecialists) {
   EXPECT_EQ(spec.kb.workload, "w/1");
   ASSERT_EQ(spec.specialists.size(), 2u);
   EXPECT_EQ(spec.specialists.at("kernel").domain, "kernel");
-  EXPECT_EQ(spec.specialists.at("kernel").backend, "llm");
+  EXPECT_EQ(spec.specialists.at("kernel").backend, SpecialistBackend::kLlm);
   EXPECT_EQ(spec.specialists.at("kernel").api_key_env, "KEY");
   EXPECT_EQ(spec.specialists.at("refactor").command, "agent");
 }

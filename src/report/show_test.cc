@@ -100,7 +100,7 @@ TEST(ShowTest, AgentNoteIsShownWhenPresent) {
   EXPECT_EQ(ShowText(n, {}, std::nullopt, {}).find("agent"), std::string::npos);
   EXPECT_FALSE(ShowJson(n, {}, std::nullopt, {}).contains("agent"));
 
-  n.agent.backend = "llm";
+  n.agent.backend = SpecialistBackend::kLlm;
   n.agent.domain = "kernel";
   n.agent.confidence = 0.8;
   n.agent.rounds = 2;
@@ -123,7 +123,7 @@ TEST(ShowTest, AgentNoteIsShownWhenPresent) {
   EXPECT_EQ(j["agent"]["proposed"].size(), 2u);
 
   AgentNote command;  // a command backend reports no tokens: no llm line
-  command.backend = "command";
+  command.backend = SpecialistBackend::kCommand;
   command.domain = "io";
   n.agent = command;
   text = ShowText(n, {}, std::nullopt, {});

@@ -15,8 +15,8 @@ using report_testing::SampleTree;
 CampaignView SampleView(Goal goal = Goal::kMax) {
   CampaignView view;
   view.meta.name = "toy";
-  view.meta.state = "finished";
-  view.meta.stop_reason = "max_nodes";
+  view.meta.state = CampaignState::kFinished;
+  view.meta.stop_reason = StopReason::kMaxNodes;
   view.meta.elapsed_s = 12.5;
   view.nodes = SampleTree();
   view.metric_name = "ops_per_s";
@@ -57,7 +57,7 @@ TEST(StatusJsonTest, NothingEvaluatedSaysWhyAndTheNextStep) {
     }
   }
   view.nodes = only_root;
-  view.meta.stop_reason = "exhausted";
+  view.meta.stop_reason = StopReason::kExhausted;
   const std::string hint = NothingEvaluatedHint(view);
   EXPECT_EQ(hint.rfind("nothing was evaluated (exhausted): no candidate could run (2 pruned, 0 "
                        "skipped",
@@ -66,9 +66,9 @@ TEST(StatusJsonTest, NothingEvaluatedSaysWhyAndTheNextStep) {
       << hint;
   EXPECT_EQ(StatusJson(view)["nothing_evaluated"], hint);
   EXPECT_NE(StatusText(view).find("\nwhy       " + hint + "\n"), std::string::npos);
-  view.meta.stop_reason = "max_time";
+  view.meta.stop_reason = StopReason::kMaxTime;
   EXPECT_NE(NothingEvaluatedHint(view).find("raise [search] max_time"), std::string::npos);
-  view.meta.state = "running";
+  view.meta.state = CampaignState::kRunning;
   EXPECT_EQ(NothingEvaluatedHint(view), "");
   EXPECT_TRUE(StatusJson(view)["nothing_evaluated"].is_null());
 }

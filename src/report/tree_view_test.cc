@@ -119,7 +119,7 @@ TEST(TreeJsonTest, ShapeAndValues) {
 TEST(TreeJsonTest, AgentNoteWhenPresent) {
   std::vector<Node> nodes = SampleTree();
   AgentNote& a = nodes[3].agent;
-  a.backend = "llm";
+  a.backend = SpecialistBackend::kLlm;
   a.domain = "kernel";
   a.confidence = 0.7;
   a.rounds = 2;

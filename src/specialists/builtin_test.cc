@@ -278,13 +278,13 @@ TEST_F(BuiltinTest, AgentWithoutBackendIsSkipped) {
             "with backend = \"command\" or \"llm\"");
   EXPECT_EQ(r.overlay, (EnvOverlay{{"A", "1"}}));
 
-  spec_.specialists["kernel"] = SpecialistSpec{"kernel", "builtin"};
+  spec_.specialists["kernel"] = SpecialistSpec{"kernel", SpecialistBackend::kBuiltin};
   EXPECT_EQ(Implement(ApplyAgent("kernel")).diagnosis, r.diagnosis);
 }
 
 TEST_F(BuiltinTest, AgentOfAnotherBackendIsLeftToTheRouter) {
-  spec_.specialists["kernel"] = SpecialistSpec{"kernel", "llm"};
-  spec_.specialists["build"] = SpecialistSpec{"build", "command", "my-agent"};
+  spec_.specialists["kernel"] = SpecialistSpec{"kernel", SpecialistBackend::kLlm};
+  spec_.specialists["build"] = SpecialistSpec{"build", SpecialistBackend::kCommand, "my-agent"};
   SpecialistResult r = Implement(ApplyAgent("kernel"));
   EXPECT_EQ(r.status, Verdict::kSkipped);
   EXPECT_EQ(r.diagnosis,

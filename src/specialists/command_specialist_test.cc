@@ -46,7 +46,7 @@ class CommandSpecialistTest : public ::testing::Test {
     spec_.actions.push_back(o3);
     spec_.specialists["kernel"].domain = "kernel";
     config_.domain = "kernel";
-    config_.backend = "command";
+    config_.backend = SpecialistBackend::kCommand;
     config_.command = "sh " + (root_ / "agent.sh").string();
     config_.timeout_s = 20;
     action_.id = "kernel.tile";
@@ -103,7 +103,7 @@ TEST_F(CommandSpecialistTest, AgentEditsTheWorktreeWithThePromptOnStdin) {
           "echo tiled >> a.txt\n");
   ASSERT_EQ(r.status, Verdict::kApplied) << r.diagnosis;
   EXPECT_EQ(Slurp(repo_ / "a.txt"), "alpha\ntiled\n");
-  EXPECT_EQ(r.backend, "command");
+  EXPECT_EQ(r.backend, SpecialistBackend::kCommand);
   EXPECT_EQ(r.summary, "agent kernel: tile the loop");
   EXPECT_EQ(r.overlay, (EnvOverlay{{"KEEP", "1"}}));
   EXPECT_NE(r.prompt.find("PROTOCOL"), std::string::npos);

@@ -21,7 +21,7 @@ TEST_F(LlmSpecialistTest, GoodDiffIsAppliedAndValidated) {
   SpecialistResult r = Implement(&target_);
   ASSERT_EQ(r.status, Verdict::kApplied) << r.diagnosis;
   EXPECT_EQ(A(), "alpha\nBETA\ngamma\n");
-  EXPECT_EQ(r.backend, "llm");
+  EXPECT_EQ(r.backend, SpecialistBackend::kLlm);
   EXPECT_EQ(r.summary, "uppercased beta");
   EXPECT_DOUBLE_EQ(r.confidence, 0.8);
   EXPECT_EQ(r.findings, std::vector<std::string>{"caps are faster"});

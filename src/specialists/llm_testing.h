@@ -128,7 +128,7 @@ class LlmSpecialistTest : public ::testing::Test {
     base_commit_ = Trim(Sh("git rev-parse HEAD"));
     spec_.target.build_timeout_s = 30;
     config_.domain = "kernel";
-    config_.backend = "llm";
+    config_.backend = SpecialistBackend::kLlm;
     config_.model = "test-model";
     config_.max_rounds = 3;
     action_.id = "kernel.fuse";

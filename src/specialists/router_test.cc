@@ -42,13 +42,13 @@ class RouterTest : public ::testing::Test {
     spec_.skills_dir = (root_ / "skills").string();
     SpecialistSpec& kernel = spec_.specialists["kernel"];
     kernel.domain = "kernel";
-    kernel.backend = "command";
+    kernel.backend = SpecialistBackend::kCommand;
     kernel.command = "sh " + (root_ / "agent.sh").string();
     kernel.timeout_s = 20;
     kernel.propose = true;
     SpecialistSpec& gpu = spec_.specialists["gpu"];
     gpu.domain = "gpu";
-    gpu.backend = "llm";
+    gpu.backend = SpecialistBackend::kLlm;
     gpu.propose = true;
     spec_.specialists["idle"].domain = "idle";  // builtin
     options_.log_root = (root_ / "runs").string();
@@ -89,7 +89,7 @@ TEST_F(RouterTest, DeclarativeActionsGoToTheBuiltin) {
   env.apply.env = {{"X", "2"}};
   SpecialistResult r = router.Implement(MakeTask(env));
   EXPECT_EQ(r.status, Verdict::kApplied);
-  EXPECT_EQ(r.backend, "builtin");
+  EXPECT_EQ(r.backend, SpecialistBackend::kBuiltin);
   EXPECT_EQ(r.overlay, (EnvOverlay{{"P", "1"}, {"X", "2"}}));
   EXPECT_TRUE(r.prompt.empty());
 
@@ -107,7 +107,7 @@ TEST_F(RouterTest, CommandDomainsGetTheirSkillsAndRun) {
   ActionSpec agent = Agent("kernel");
   SpecialistResult r = router.Implement(MakeTask(agent));
   ASSERT_EQ(r.status, Verdict::kApplied) << r.diagnosis;
-  EXPECT_EQ(r.backend, "command");
+  EXPECT_EQ(r.backend, SpecialistBackend::kCommand);
   EXPECT_NE(r.prompt.find("CAMPAIGN KERNEL RULES"), std::string::npos);  // the override
   EXPECT_NE(r.prompt.find("# Specialist protocol"), std::string::npos);  // the shipped one
   EXPECT_GT(r.duration_s, 0);
@@ -141,7 +141,7 @@ TEST_F(RouterTest, LlmDomainsGoThroughTheHook) {
   SpecialistRouter router(&spec_, options_);
   SpecialistResult r = router.Implement(MakeTask(agent));
   EXPECT_EQ(r.status, Verdict::kApplied);
-  EXPECT_EQ(r.backend, "llm");
+  EXPECT_EQ(r.backend, SpecialistBackend::kLlm);
   EXPECT_EQ(r.summary, "llm gpu");
   EXPECT_NE(seen_protocol.find("# Specialist protocol"), std::string::npos);
   EXPECT_EQ(seen_skill, "");  // no gpu.md anywhere: the protocol alone

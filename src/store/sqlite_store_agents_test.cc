@@ -97,7 +97,7 @@ TEST_F(SqliteStoreAgentsTest, PromptsReplaceOnSameKindAndLoadOrderedByKind) {
 
 TEST_F(SqliteStoreAgentsTest, AgentNoteRoundTripsAndDefaultsToEmpty) {
   Node agent_node = FullNode(2, kRootId);
-  agent_node.agent.backend = "llm";
+  agent_node.agent.backend = SpecialistBackend::kLlm;
   agent_node.agent.domain = "kernel";
   agent_node.agent.confidence = 0.8;
   agent_node.agent.rounds = 3;
@@ -113,7 +113,7 @@ TEST_F(SqliteStoreAgentsTest, AgentNoteRoundTripsAndDefaultsToEmpty) {
   ASSERT_EQ(nodes->size(), 2u);
   EXPECT_TRUE((*nodes)[0].agent.empty());
   const AgentNote& got = (*nodes)[1].agent;
-  EXPECT_EQ(got.backend, "llm");
+  EXPECT_EQ(got.backend, SpecialistBackend::kLlm);
   EXPECT_EQ(got.domain, "kernel");
   EXPECT_EQ(got.confidence, 0.8);
   EXPECT_EQ(got.rounds, 3);

@@ -225,13 +225,13 @@ TEST_F(SqliteStoreTest, MetaRoundTrips) {
   CampaignMeta meta{.name = "tinyserve",
                     .seed = std::numeric_limits<unsigned long long>::max(),
                     .spec_hash = "abc123",
-                    .state = "stopped",
-                    .stop_reason = "max_nodes",
+                    .state = CampaignState::kStopped,
+                    .stop_reason = StopReason::kMaxNodes,
                     .elapsed_s = 1234.5678901234,
                     .explore_boost = 1.0 / 3,
                     .next_seq = 42};
   ASSERT_TRUE(store_->Apply({.meta = meta}).ok());
-  meta.state = "finished";
+  meta.state = CampaignState::kFinished;
   ASSERT_TRUE(store_->Apply({.meta = meta}).ok());
   auto got = store_->LoadMeta();
   ASSERT_TRUE(got.ok()) << got.error().message;
@@ -239,7 +239,7 @@ TEST_F(SqliteStoreTest, MetaRoundTrips) {
   EXPECT_EQ((*got)->name, meta.name);
   EXPECT_EQ((*got)->seed, meta.seed);
   EXPECT_EQ((*got)->spec_hash, meta.spec_hash);
-  EXPECT_EQ((*got)->state, "finished");
+  EXPECT_EQ((*got)->state, CampaignState::kFinished);
   EXPECT_EQ((*got)->stop_reason, meta.stop_reason);
   EXPECT_EQ((*got)->elapsed_s, meta.elapsed_s);
   EXPECT_EQ((*got)->explore_boost, meta.explore_boost);

@@ -125,7 +125,7 @@ TEST(StoreJsonTest, EventDataMustBeAnObject) {
 
 AgentNote FullAgent() {
   AgentNote n;
-  n.backend = "llm";
+  n.backend = SpecialistBackend::kLlm;
   n.domain = "kernel";
   n.confidence = 0.75;
   n.rounds = 2;
@@ -181,7 +181,7 @@ TEST(StoreJsonTest, AgentNoteRoundTripsAndEmptyIsBraces) {
   EXPECT_EQ(back->proposed, n.proposed);
 
   AgentNote sparse;  // empty fields are omitted
-  sparse.backend = "command";
+  sparse.backend = SpecialistBackend::kCommand;
   sparse.findings = {"x"};
   EXPECT_EQ(store_json::EncodeAgent(sparse), R"({"backend":"command","findings":["x"]})");
 }
@@ -317,7 +317,7 @@ TEST(MetaCodecTest, UnknownKeysAreIgnoredAndMissingOnesDefault) {
   ASSERT_TRUE(meta.ok());
   ASSERT_TRUE(meta->has_value());
   EXPECT_EQ((*meta)->name, "x");
-  EXPECT_EQ((*meta)->state, "running");
+  EXPECT_EQ((*meta)->state, CampaignState::kRunning);
   EXPECT_EQ((*meta)->explore_boost, 1);
 }
 

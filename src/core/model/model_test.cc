@@ -56,5 +56,30 @@ TEST(ModelTest, CandidateKeyAppendsValueInBrackets) {
   EXPECT_EQ(n.CandidateKey(), "server.batch");
 }
 
+// Every word of a vocabulary parses back to its value, and the words are the ones the store,
+// the campaign file and `arbor status --json` have always used.
+TEST(ModelTest, BackendStopReasonAndStateNamesRoundTrip) {
+  for (SpecialistBackend b :
+       {SpecialistBackend::kBuiltin, SpecialistBackend::kCommand, SpecialistBackend::kLlm}) {
+    EXPECT_EQ(ParseSpecialistBackend(SpecialistBackendName(b)), b);
+  }
+  EXPECT_EQ(SpecialistBackendName(SpecialistBackend::kLlm), "llm");
+  EXPECT_EQ(ParseSpecialistBackend("gpt"), std::nullopt);
+  for (StopReason r : {StopReason::kNone, StopReason::kTarget, StopReason::kMaxNodes,
+                       StopReason::kMaxTime, StopReason::kPlateau, StopReason::kExhausted,
+                       StopReason::kInterrupted, StopReason::kDiskLow}) {
+    EXPECT_EQ(ParseStopReason(StopReasonName(r)), r) << StopReasonName(r);
+  }
+  EXPECT_EQ(StopReasonName(StopReason::kMaxNodes), "max_nodes");
+  EXPECT_EQ(StopReasonName(StopReason::kNone), "");
+  EXPECT_EQ(ParseStopReason("too_noisy"), std::nullopt);
+  for (CampaignState s :
+       {CampaignState::kRunning, CampaignState::kStopped, CampaignState::kFinished}) {
+    EXPECT_EQ(ParseCampaignState(CampaignStateName(s)), s);
+  }
+  EXPECT_EQ(CampaignStateName(CampaignState::kStopped), "stopped");
+  EXPECT_EQ(ParseCampaignState("paused"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace arbor

@@ -221,7 +221,7 @@ TEST(AgentsOrchestratorTest, PromptsAgentNotesAndUsageAreRecorded) {
   ASSERT_EQ(prompts.size(), 1u);
   EXPECT_EQ(prompts[0].kind, "implement");
   EXPECT_EQ(prompts[0].text, "implement kernel.agent for node " + std::to_string(agent->id));
-  EXPECT_EQ(agent->agent.backend, "llm");
+  EXPECT_EQ(agent->agent.backend, SpecialistBackend::kLlm);
   EXPECT_EQ(agent->agent.domain, "kernel");
   EXPECT_DOUBLE_EQ(agent->agent.confidence, 0.7);
   EXPECT_EQ(agent->agent.rounds, 2);
@@ -252,10 +252,10 @@ TEST(AgentsOrchestratorTest, ASpentLlmBudgetStopsLlmActionsButNotBuiltinOnes) {
     rig.spec.actions.push_back(a);
   }
   rig.spec.actions.push_back(EnvAction("algo.fast", "FAST", {"compute"}, 1.5));
-  rig.spec.specialists["kernel"].backend = "llm";
+  rig.spec.specialists["kernel"].backend = SpecialistBackend::kLlm;
   rig.spec.llm.max_tokens = 100;
   rig.scripted.script = [](const Task&, SpecialistResult* r) {
-    if (r->backend == "llm") r->usage = AgentUsage{40, 20, 0, 1};
+    if (r->backend == SpecialistBackend::kLlm) r->usage = AgentUsage{40, 20, 0, 1};
   };
   ASSERT_TRUE(rig.Run().ok());
   auto agent_tasks = rig.scripted.tasks();
@@ -266,7 +266,7 @@ TEST(AgentsOrchestratorTest, ASpentLlmBudgetStopsLlmActionsButNotBuiltinOnes) {
   ASSERT_NE(rig.NodeOf("algo.fast"), nullptr);
   EXPECT_EQ(rig.NodeOf("algo.fast")->outcome, Outcome::kKept);
   EXPECT_EQ(rig.store.nodes.size(), 4u);
-  EXPECT_EQ(rig.store.LoadMeta().value()->stop_reason, "exhausted");
+  EXPECT_EQ(rig.store.LoadMeta().value()->stop_reason, StopReason::kExhausted);
 }
 
 // A specialist that did not send a request because it could exceed what is left of the
@@ -282,10 +282,10 @@ TEST(AgentsOrchestratorTest, ARequestRefusedForTheBudgetStopsLlmActions) {
     rig.spec.actions.push_back(a);
   }
   rig.spec.actions.push_back(EnvAction("algo.fast", "FAST", {"compute"}, 1.5));
-  rig.spec.specialists["kernel"].backend = "llm";
+  rig.spec.specialists["kernel"].backend = SpecialistBackend::kLlm;
   rig.spec.llm.max_tokens = 1000000;
   rig.scripted.script = [](const Task&, SpecialistResult* r) {
-    if (r->backend != "llm") return;
+    if (r->backend != SpecialistBackend::kLlm) return;
     r->usage = AgentUsage{40, 20, 0, 1};
     r->usage.over_budget = true;
     r->status = SpecialistResult::Status::kSkipped;

@@ -26,7 +26,7 @@ TEST(ConfigOrchestratorTest, ARaisedBudgetOnAFinishedCampaignIsRecordedAndSpent)
   rig.spec.search.max_nodes = 2;
   auto first = rig.Run();
   ASSERT_TRUE(first.ok()) << first.error().message;
-  EXPECT_EQ(first->state, "finished");
+  EXPECT_EQ(first->state, CampaignState::kFinished);
   EXPECT_TRUE(EventsOfKind(rig.store, "config_changed").empty());
   auto meta = rig.store.LoadMeta();
   ASSERT_TRUE(meta.ok() && meta->has_value());
@@ -68,7 +68,8 @@ TEST(ConfigOrchestratorTest, AChangedBenchmarkIsRefusedBeforeAnythingIsWritten) 
   EXPECT_EQ(rig.store.applies(), applies);
   EXPECT_EQ(rig.store.nodes.size(), nodes);
   auto meta = rig.store.LoadMeta();
-  EXPECT_EQ((*meta)->state, "finished") << "the refused run leaves the campaign as it was";
+  EXPECT_EQ((*meta)->state, CampaignState::kFinished)
+      << "the refused run leaves the campaign as it was";
   // Undoing the change continues the campaign.
   rig.spec.target.bench = "./bench";
   auto undone = rig.Run();

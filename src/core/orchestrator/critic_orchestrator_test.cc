@@ -309,7 +309,7 @@ TEST(CriticLoopTest, ALowDiskStopsDispatchAndSaysSo) {
   rig.ws.free_mb = 100;
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->stop_reason, "disk_low");
+  EXPECT_EQ(r->stop_reason, StopReason::kDiskLow);
   EXPECT_EQ(r->evaluated, 0);
   rig.ws.free_mb = 10000;
   r = rig.Run();
@@ -334,7 +334,7 @@ TEST(CriticLoopTest, APlateauReprofilesTheIncumbentOnce) {
   };
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->stop_reason, "plateau");
+  EXPECT_EQ(r->stop_reason, StopReason::kPlateau);
   EXPECT_EQ(profiles, 2);  // the baseline's, then once on the plateau
   int plateau_events = 0;
   for (const auto& e : rig.store.events()) {

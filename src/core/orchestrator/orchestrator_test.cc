@@ -22,7 +22,7 @@ TEST(OrchestratorTest, ToyCampaignKeepsWinsAndRecordsEveryFailureKind) {
   Rig rig;
   auto r = rig.Run();
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->state, "finished");
+  EXPECT_EQ(r->state, CampaignState::kFinished);
   auto out = Outcomes(rig.store);
   EXPECT_EQ(out["baseline"], Outcome::kBaseline);
   EXPECT_EQ(out["algo.fast"], Outcome::kKept);
@@ -113,7 +113,7 @@ TEST(OrchestratorTest, StopsOnMaxNodes) {
   rig.spec.search.max_nodes = 2;
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->stop_reason, "max_nodes");
+  EXPECT_EQ(r->stop_reason, StopReason::kMaxNodes);
   EXPECT_EQ(r->evaluated, 2);
 }
 
@@ -122,7 +122,7 @@ TEST(OrchestratorTest, StopsWhenTargetReached) {
   rig.spec.metric.target = 240;
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->stop_reason, "target");
+  EXPECT_EQ(r->stop_reason, StopReason::kTarget);
 }
 
 TEST(OrchestratorTest, CandidatesTheProfileRulesOutAreTriedLastNotNever) {
@@ -133,7 +133,7 @@ TEST(OrchestratorTest, CandidatesTheProfileRulesOutAreTriedLastNotNever) {
                       EnvAction("algo.x", "X", {"compute"}, 1.2)};
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->stop_reason, "exhausted");
+  EXPECT_EQ(r->stop_reason, StopReason::kExhausted);
   std::map<std::string, int64_t> seq;
   for (const auto& [id, n] : rig.store.nodes) seq[n.CandidateKey()] = n.seq;
   ASSERT_TRUE(seq.count("io.fmt") && seq.count("algo.x"));

@@ -172,7 +172,7 @@ TEST(ParallelOrchestratorTest, ResumeAfterAFailureAtEveryStoreWriteFinishesEvery
     if (rig.Run().ok()) continue;  // a shorter run than the reference's
     auto second = rig.Run();
     ASSERT_TRUE(second.ok()) << "write " << k << ": " << second.error().message;
-    EXPECT_EQ(second->state, "finished") << "write " << k;
+    EXPECT_EQ(second->state, CampaignState::kFinished) << "write " << k;
     std::set<std::pair<NodeId, std::string>> siblings;
     for (const auto& [id, n] : rig.store.nodes) {
       EXPECT_EQ(n.step, Step::kDone) << "write " << k << " node " << id;

@@ -67,7 +67,7 @@ TEST(RevisitTest, WithBudgetLeftIdeasRevertedBeforeAKeepAreRetriedOnce) {
   }
   EXPECT_GE(verified, 1);
   EXPECT_EQ(r->evaluated, rig.spec.search.max_nodes);
-  EXPECT_EQ(r->stop_reason, "max_nodes");
+  EXPECT_EQ(r->stop_reason, StopReason::kMaxNodes);
   EXPECT_GE(rig.Events("requeued"), 2);
 }
 
@@ -77,7 +77,7 @@ TEST(RevisitTest, WithoutRevisitTheCampaignStopsWhenEverythingWasTriedOnce) {
   rig.spec.search.revisit = false;
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->stop_reason, "exhausted");
+  EXPECT_EQ(r->stop_reason, StopReason::kExhausted);
   ASSERT_EQ(rig.All("conv.fusion").size(), 1u);
   EXPECT_EQ(rig.All("conv.fusion")[0]->outcome, Outcome::kReverted);
   EXPECT_EQ(rig.Events("requeued"), 0);

@@ -70,13 +70,13 @@ TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
   rig.target.metric = [](const EnvOverlay&) { return 100.0; };
   auto r = rig.Run();
   ASSERT_TRUE(r.ok());
-  EXPECT_NE(r->stop_reason, "plateau");
+  EXPECT_NE(r->stop_reason, StopReason::kPlateau);
   // Each candidate, each pair (and triple), then a last look at each but the triples at 2×,
   // 4×, 8×, then on to 64×.
   const int triples = branches ? 4 : 0;
   const int everything = 4 + 6 + triples + (4 + 6) * kMaxSequentialRemeasures;
   EXPECT_EQ(r->evaluated, std::min(budget, everything));
-  EXPECT_EQ(r->stop_reason, budget > everything ? "exhausted" : "max_nodes");
+  EXPECT_EQ(r->stop_reason, budget > everything ? StopReason::kExhausted : StopReason::kMaxNodes);
   if (budget <= everything) return;
   const Tree tree = rig.StoredTree();
   std::set<std::pair<std::string, std::string>> pairs;
@@ -125,7 +125,7 @@ TEST(SpendTheBudgetTest, WithBranchesHopelessFollowUpsComeLast) {
     };
     auto r = rig.Run();
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->stop_reason, "exhausted");
+    EXPECT_EQ(r->stop_reason, StopReason::kExhausted);
     const Tree tree = rig.StoredTree();
     std::set<NodeId> closest;  // the very last re-measures, by their requeued event
     for (const auto& e : rig.store.events()) {

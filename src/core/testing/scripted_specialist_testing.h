@@ -62,11 +62,11 @@ class ScriptedSpecialist : public Specialist {
     for (const auto& [k, v] : apply.append) r.overlay[k] += v;
     r.summary = "applied " + task.action->id;
     if (apply.kind == ApplySpec::Kind::kAgent) {
-      r.backend = "llm";
+      r.backend = SpecialistBackend::kLlm;
       r.prompt = "implement " + task.action->id + " for node " + std::to_string(task.node);
       r.usage = AgentUsage{10, 5, 0.25, 1};
     } else {
-      r.backend = "builtin";
+      r.backend = SpecialistBackend::kBuiltin;
     }
     if (script) script(task, &r);
     return r;
