@@ -47,7 +47,7 @@ double NominalAlpha(double alpha, int round, int rounds) {
 
 Verdict CriticGate::Judge(const GateInput& in) {
   Verdict v;
-  v.decision = "revert";
+  v.decision = Decision::kRevert;
   const std::vector<double> base = SampleValues(in.parent);
   const std::vector<double> cand = SampleValues(in.candidate);
   if (base.empty() || cand.empty()) {
@@ -92,23 +92,23 @@ Verdict CriticGate::Judge(const GateInput& in) {
     why = "guard violated";
   } else if (significant && large_enough) {
     v.keep = true;
-    v.decision = "keep";
+    v.decision = Decision::kKeep;
   } else if (significant) {
     why = "significant but below min_effect";  // a real, too small gain: more data won't help
   } else if (FutilityP(base, cand, goal, critic.min_effect) <= options_.futility_alpha) {
     why = "gain significantly below min_effect";
   } else if (!final_round) {
-    v.decision = "more";
+    v.decision = Decision::kMore;
     v.more_samples = reps;
     why = "inconclusive, measuring " + std::to_string(reps) + " more per arm";
   } else if (in.replication && large_enough && v.p_value <= options_.replication_alpha) {
     v.keep = true;
-    v.decision = "keep";
+    v.decision = Decision::kKeep;
     why = "replicates the earlier significant run (p ≤ " + Fixed(options_.replication_alpha, 2) +
           " with at least min_effect)";
   } else if (v.cv > critic.max_cv) {
     v.inconclusive = true;
-    v.decision = "noisy";
+    v.decision = Decision::kNoisy;
     why = "inconclusive at the last round: CV " + Fixed(v.cv * 100, 1) + "% > max_cv " +
           Fixed(critic.max_cv * 100, 1) + "%";
   } else {
@@ -116,7 +116,7 @@ Verdict CriticGate::Judge(const GateInput& in) {
     why = "not significant at the last round";
   }
 
-  if (v.decision != "more" && options_.bootstrap_resamples > 0) {
+  if (v.decision != Decision::kMore && options_.bootstrap_resamples > 0) {
     Rng rng(in.seed);
     const Interval ci = BootstrapMedianRatioCI(base, cand, 0.95, options_.bootstrap_resamples, rng);
     if (goal == Goal::kMax || ci.low <= 0) {
@@ -128,11 +128,11 @@ Verdict CriticGate::Judge(const GateInput& in) {
     }
   }
 
-  v.reason = v.decision + ": median " + FormatDouble(v.candidate_median) + " vs " +
-             FormatDouble(v.parent_median) + " (" + SignedPercent(v.gain) + ", needs " +
-             SignedPercent(critic.min_effect) + "), p=" + Fixed(v.p_value, 4) +
-             (significant ? " ≤ " : " > ") + Fixed(level, 4) + " at round " +
-             std::to_string(v.round) + "/" + std::to_string(v.max_rounds) +
+  v.reason = std::string(DecisionName(v.decision)) + ": median " +
+             FormatDouble(v.candidate_median) + " vs " + FormatDouble(v.parent_median) + " (" +
+             SignedPercent(v.gain) + ", needs " + SignedPercent(critic.min_effect) +
+             "), p=" + Fixed(v.p_value, 4) + (significant ? " ≤ " : " > ") + Fixed(level, 4) +
+             " at round " + std::to_string(v.round) + "/" + std::to_string(v.max_rounds) +
              ", n=" + std::to_string(base.size()) + "+" + std::to_string(cand.size());
   if (v.ci_high > 0) {
     v.reason += ", speedup " + Fixed(v.speedup, 3) + " [" + Fixed(v.ci_low, 3) + ", " +

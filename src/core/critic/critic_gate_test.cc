@@ -69,7 +69,7 @@ TEST_F(CriticGateTest, AReplicationKeepsTheSameDirectionAndSizeAtItsLastLook) {
   GateInput early = Input({base.begin(), base.begin() + 5}, shifted(2.5));
   early.candidate.resize(5);
   early.replication = true;
-  EXPECT_EQ(gate_.Judge(early).decision, "more") << "only the last look relaxes the level";
+  EXPECT_EQ(gate_.Judge(early).decision, Decision::kMore) << "only the last look relaxes the level";
 }
 
 TEST(NominalAlphaTest, PocockSpendingSumsToAlpha) {
@@ -86,7 +86,7 @@ TEST(NominalAlphaTest, PocockSpendingSumsToAlpha) {
 TEST_F(CriticGateTest, KeepsAClearWinWithInterval) {
   const Verdict v = gate_.Judge(Input({100, 101, 99, 98, 102}, {110, 111, 109, 112, 108}));
   EXPECT_TRUE(v.keep) << v.reason;
-  EXPECT_EQ(v.decision, "keep");
+  EXPECT_EQ(v.decision, Decision::kKeep);
   EXPECT_EQ(v.more_samples, 0);
   EXPECT_DOUBLE_EQ(v.p_value, 1.0 / 252);
   EXPECT_NEAR(v.gain, 0.1, 1e-12);
@@ -115,7 +115,7 @@ TEST_F(CriticGateTest, GoalMinInvertsTheRatio) {
   metric_.goal = Goal::kMax;
   const Verdict w = gate_.Judge(Input({10, 10.1, 9.9, 10, 10.2}, {8, 8.1, 7.9, 8, 8.2}));
   EXPECT_FALSE(w.keep);
-  EXPECT_EQ(w.decision, "revert");
+  EXPECT_EQ(w.decision, Decision::kRevert);
   EXPECT_NE(w.reason.find("significantly below"), std::string::npos) << w.reason;
 }
 
@@ -124,7 +124,7 @@ TEST_F(CriticGateTest, InconclusiveAsksForMoreThenDecidesAtTheLastLook) {
   const std::vector<double> cand = {102, 98, 104, 100, 101};
   Verdict v = gate_.Judge(Input(base, cand));
   EXPECT_FALSE(v.keep);
-  EXPECT_EQ(v.decision, "more") << v.reason;
+  EXPECT_EQ(v.decision, Decision::kMore) << v.reason;
   EXPECT_EQ(v.more_samples, 5);
   EXPECT_EQ(v.ci_high, 0);  // no interval while measuring
   std::vector<double> b4;
@@ -137,7 +137,7 @@ TEST_F(CriticGateTest, InconclusiveAsksForMoreThenDecidesAtTheLastLook) {
   EXPECT_EQ(v.round, 4);
   EXPECT_EQ(v.more_samples, 0);
   EXPECT_FALSE(v.keep);
-  EXPECT_EQ(v.decision, "revert") << v.reason;
+  EXPECT_EQ(v.decision, Decision::kRevert) << v.reason;
 }
 
 TEST_F(CriticGateTest, RoundsFollowTheRepetitionsOfTheInput) {
@@ -148,7 +148,7 @@ TEST_F(CriticGateTest, RoundsFollowTheRepetitionsOfTheInput) {
   in.repetitions = 10;                  // raised by the noise pre-flight
   const Verdict v = gate_.Judge(in);
   EXPECT_EQ(v.round, 1);
-  EXPECT_EQ(v.decision, "more") << v.reason;
+  EXPECT_EQ(v.decision, Decision::kMore) << v.reason;
   EXPECT_EQ(v.more_samples, 10);
 }
 
@@ -161,7 +161,7 @@ TEST_F(CriticGateTest, NoisyAtTheLastLook) {
     cand.push_back(100 * (1 + 0.15 * ((i * 3) % 20 - 9.5) / 9.5));
   }
   const Verdict v = gate_.Judge(Input(base, cand));
-  EXPECT_EQ(v.decision, "noisy") << v.reason;
+  EXPECT_EQ(v.decision, Decision::kNoisy) << v.reason;
   EXPECT_GT(v.cv, critic_.max_cv);
   EXPECT_FALSE(v.keep);
 }
@@ -171,7 +171,7 @@ TEST_F(CriticGateTest, SignificantButTooSmallIsReverted) {
       gate_.Judge(Input({100, 100.1, 99.9, 100.05, 99.95}, {100.5, 100.6, 100.4, 100.55, 100.45}));
   EXPECT_LT(v.p_value, 0.01);
   EXPECT_FALSE(v.keep);
-  EXPECT_EQ(v.decision, "revert");
+  EXPECT_EQ(v.decision, Decision::kRevert);
   EXPECT_NE(v.reason.find("below min_effect"), std::string::npos) << v.reason;
 }
 
@@ -184,7 +184,7 @@ TEST_F(CriticGateTest, GuardsVetoAndOutliersAreFlagged) {
   for (Sample& s : in.candidate) s.extra["p99_ms"] = 60;
   Verdict v = gate_.Judge(in);
   EXPECT_FALSE(v.keep);
-  EXPECT_EQ(v.decision, "revert");
+  EXPECT_EQ(v.decision, Decision::kRevert);
   EXPECT_NE(v.reason.find("guard p99_ms 60 > max 50"), std::string::npos) << v.reason;
   for (Sample& s : in.candidate) s.extra["p99_ms"] = 40;
   in.parent = Samples({100, 101, 99, 100, 102, 100, 101, 160});
@@ -199,7 +199,7 @@ TEST_F(CriticGateTest, GuardsVetoAndOutliersAreFlagged) {
 TEST_F(CriticGateTest, NoSamplesIsARevert) {
   const Verdict v = gate_.Judge(Input({}, {1, 2}));
   EXPECT_FALSE(v.keep);
-  EXPECT_EQ(v.decision, "revert");
+  EXPECT_EQ(v.decision, Decision::kRevert);
   EXPECT_EQ(v.reason, "no samples");
 }
 

@@ -8,6 +8,22 @@
 
 namespace arbor {
 
+std::string_view DecisionName(Decision d) {
+  switch (d) {
+    case Decision::kNone:
+      return "";
+    case Decision::kKeep:
+      return "keep";
+    case Decision::kRevert:
+      return "revert";
+    case Decision::kMore:
+      return "more";
+    case Decision::kNoisy:
+      return "noisy";
+  }
+  return "";
+}
+
 std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
   std::vector<double> v;
   for (const Sample& s : candidate) {

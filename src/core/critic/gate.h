@@ -28,6 +28,16 @@ struct GateInput {
   bool replication = false;
 };
 
+// The CriticGate's word on a look (docs/critic.md); DecisionName is its only printer.
+enum class Decision {
+  kNone,  // MedianGate: no sequential test, `keep` says it all
+  kKeep,
+  kRevert,
+  kMore,   // measure again (more_samples per arm)
+  kNoisy,  // too noisy to tell
+};
+std::string_view DecisionName(Decision d);  // "", "keep", "revert", "more", "noisy"
+
 struct Verdict {
   bool keep = false;
   double gain = 0;  // relative improvement of the median, goal-aware (+ = better)
@@ -35,7 +45,7 @@ struct Verdict {
   double candidate_median = 0;
   std::string reason;  // one line: "median 123.4 vs 110.0 (+12.2% ≥ 1.0%)"
   // Filled by CriticGate (docs/critic.md); MedianGate leaves the defaults.
-  std::string decision;  // "keep", "revert", "more" (measure again), "noisy" (too noisy to tell)
+  Decision decision = Decision::kNone;
   int more_samples = 0;  // > 0: inconclusive, measure this many more per arm and judge again
   double p_value = 1;    // one-sided Mann–Whitney U, in the goal's favourable direction
   double speedup = 1;    // goal-aware median ratio (> 1 = better)

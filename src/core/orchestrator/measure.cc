@@ -190,7 +190,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     in.seed = spec_.seed * 1000003ULL + static_cast<uint64_t>(node->id) * 7919ULL +
               (cand_arm == "cand" ? 0 : 1);
     *verdict = ports_.gate->Judge(in);
-    if (verdict->decision == "more" && verdict->more_samples > 0) {
+    if (verdict->decision == Decision::kMore && verdict->more_samples > 0) {
       target += verdict->more_samples;
       continue;
     }
@@ -252,7 +252,8 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   };
   std::vector<double> wb = work(base);
   std::vector<double> wc = work(cand);
-  if (v.decision == "keep" && !wb.empty() && !wc.empty() && Median(wc) < Median(wb) * 0.99) {
+  if (v.decision == Decision::kKeep && !wb.empty() && !wc.empty() &&
+      Median(wc) < Median(wb) * 0.99) {
     node->critic.rca = RcaClass::kInflation;
     if (!events.empty()) ARBOR_TRY(Save(*node, std::move(events)));
     return Finish(node, Outcome::kReverted,
@@ -260,7 +261,7 @@ Status Orchestrator::BenchInterleaved(Node* node) {
                       FormatDouble(Median(wb)) + "), so its speed is not comparable",
                   "reverted");
   }
-  if (v.decision != "keep") {
+  if (v.decision != Decision::kKeep) {
     node->critic.rca = RcaClass::kNoGain;
     // More runs could still tell (Remeasure's second looks, core/search/moves.h).
     if (v.inconclusive) AddFlag(node, "inconclusive");
@@ -328,7 +329,7 @@ Status Orchestrator::Confirm(Node* node) {
       DisagreesByOrders(*parent->metric, base_now)) {
     return UnkeepAnomalousIncumbent(parent->id, base_now, node);
   }
-  if (v.decision != "keep") {
+  if (v.decision != Decision::kKeep) {
     node->critic.rca = anomaly ? RcaClass::kAnomaly : RcaClass::kNotConfirmed;
     return Finish(node, Outcome::kReverted,
                   std::string(anomaly ? "anomaly: not reproduced by" : "not confirmed by") +
