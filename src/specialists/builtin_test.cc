@@ -308,7 +308,7 @@ TEST_F(BuiltinTest, PreloadingALibraryThatIsNotThereFailsAsAMissingDependency) {
                              "dynamic loader would ignore it and the benchmark would run without "
                              "it)");
   RcaInput in;
-  in.step = "apply";
+  in.step = FailedStage::kApply;
   in.result.kind = ExitKind::kFailed;
   in.result.exit_code = 1;
   in.result.detail = r.diagnosis;

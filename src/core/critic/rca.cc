@@ -247,6 +247,28 @@ RcaEffect EffectOf(RcaClass c) {
   return RcaEffect::kNone;
 }
 
+std::string_view FailedStageName(FailedStage s) {
+  switch (s) {
+    case FailedStage::kApply:
+      return "apply";
+    case FailedStage::kBuild:
+      return "build";
+    case FailedStage::kCheck:
+      return "check";
+    case FailedStage::kBench:
+      return "bench";
+    case FailedStage::kProfile:
+      return "profile";
+    case FailedStage::kGate:
+      return "gate";
+    case FailedStage::kAccuracy:
+      return "accuracy";
+    case FailedStage::kInfrastructure:
+      return "infrastructure";
+  }
+  return "";
+}
+
 Diagnosis Classify(const RcaInput& in) {
   const StepResult& r = in.result;
   const Output out(in.output_tail.empty() ? r.tail : in.output_tail);
@@ -264,7 +286,7 @@ Diagnosis Classify(const RcaInput& in) {
                 "passed when run again: rerun once; if it recurs, "
                 "stabilise the step before trusting its verdicts");
   }
-  if (in.guard_violation || in.step == "gate") {
+  if (in.guard_violation || in.step == FailedStage::kGate) {
     return Make(RcaClass::kGuard, tail.empty() ? std::vector<std::string>{"guard violated"} : tail,
                 "the change trades a guard metric for the objective: prune this direction");
   }
@@ -282,7 +304,7 @@ Diagnosis Classify(const RcaInput& in) {
                 "the node runs once more; not counted against the action");
   }
   if (r.kind == ExitKind::kTimedOut) {
-    std::vector<std::string> ev = {in.step + " timed out" +
+    std::vector<std::string> ev = {std::string(FailedStageName(in.step)) + " timed out" +
                                    (r.detail.empty() ? "" : " (" + r.detail + ")")};
     for (const std::string& l : out.Last(2)) ev.push_back(l);
     return Make(RcaClass::kTimeout, ev,
@@ -340,7 +362,7 @@ Diagnosis Classify(const RcaInput& in) {
     }
     return d;
   }
-  if (in.step == "build" && r.kind == ExitKind::kFailed) {
+  if (in.step == FailedStage::kBuild && r.kind == ExitKind::kFailed) {
     std::vector<std::string> ev = out.FindAny(kBuildPrimary);
     if (ev.empty()) ev = out.FindAny(kBuildSecondary);
     return Make(RcaClass::kBuildError, ev.empty() ? tail : ev,
@@ -352,11 +374,11 @@ Diagnosis Classify(const RcaInput& in) {
       });
       !ev.empty() && exited) {
     return Make(RcaClass::kBuildError, ev,
-                "the " + in.step +
+                "the " + std::string(FailedStageName(in.step)) +
                     " step compiles code that does not build: one constrained "
                     "retry with this diagnosis");
   }
-  const bool checked = in.step == "check" || in.step == "accuracy";
+  const bool checked = in.step == FailedStage::kCheck || in.step == FailedStage::kAccuracy;
   std::vector<std::string> crash_lines = out.FindAny(kCrashNeedles);
   if (IsCrashSignal(sig) || (exited && !checked && !crash_lines.empty())) {
     for (std::string& l : crash_lines) {  // a Python traceback: its last line names the error
@@ -372,7 +394,7 @@ Diagnosis Classify(const RcaInput& in) {
                 "most likely the kernel's OOM killer: prune this direction or reduce its "
                 "footprint");
   }
-  if (checked && (exited || in.step == "accuracy")) {
+  if (checked && (exited || in.step == FailedStage::kAccuracy)) {
     std::vector<std::string> ev = out.FindAny(kAccuracyNeedles);
     return Make(RcaClass::kAccuracy, ev.empty() ? tail : ev,
                 "the change breaks correctness: prune this direction");
@@ -384,8 +406,9 @@ Diagnosis Classify(const RcaInput& in) {
   if (sig != 0) ev.insert(ev.begin(), "killed by " + SignalName(sig));
   if (ev.size() > kMaxEvidenceLines) ev.resize(kMaxEvidenceLines);
   return Make(RcaClass::kUnknown, ev.empty() ? tail : ev,
-              in.step == "apply" ? "the action could not be applied on this node's state"
-                                 : "no known cause: see the step's log");
+              in.step == FailedStage::kApply
+                  ? "the action could not be applied on this node's state"
+                  : "no known cause: see the step's log");
 }
 
 std::string DescribeDiagnosis(const Diagnosis& d) {

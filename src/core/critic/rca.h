@@ -30,8 +30,22 @@ std::string_view RcaEffectName(RcaEffect e);  // "retry_once", "prune_direction"
 std::optional<RcaEffect> ParseRcaEffect(std::string_view s);
 RcaEffect EffectOf(RcaClass c);  // kNone for the Critic's verdicts
 
+// Where a failure happened: a node's step, or the gate's guard, the accuracy bound, or the
+// infrastructure under the A/B base arm. FailedStageName is its only printer.
+enum class FailedStage {
+  kApply,
+  kBuild,
+  kCheck,
+  kBench,
+  kProfile,
+  kGate,
+  kAccuracy,
+  kInfrastructure
+};
+std::string_view FailedStageName(FailedStage s);  // "apply", "build", ..., "infrastructure"
+
 struct RcaInput {
-  std::string step;              // "apply", "build", "check", "bench", "profile", "gate"
+  FailedStage step = FailedStage::kBench;
   StepResult result;             // exit kind, code, signal, detail
   std::string output_tail;       // stderr + stdout tail; result.tail when empty
   bool memory_limited = false;   // the step ran under target.memory_limit_mb

@@ -39,7 +39,7 @@ struct Case {
   std::string subject = "";
 };
 
-RcaInput In(const std::string& step, StepResult result, const std::string& output) {
+RcaInput In(FailedStage step, StepResult result, const std::string& output) {
   RcaInput in;
   in.step = step;
   in.result = std::move(result);
@@ -50,7 +50,7 @@ RcaInput In(const std::string& step, StepResult result, const std::string& outpu
 std::vector<Case> Cases() {
   std::vector<Case> cases = {
       {"g++ error",
-       In("build", Failed(1),
+       In(FailedStage::kBuild, Failed(1),
           "In file included from src/main.cc:3:\n"
           "src/kernel.h:42:10: error: 'tile_size' was not declared in this scope\n"
           "   42 |   return tile_size * 2;\n"
@@ -58,108 +58,118 @@ std::vector<Case> Cases() {
        RcaClass::kBuildError, "src/kernel.h:42:10: error: 'tile_size' was not declared",
        RcaEffect::kRetryOnce},
       {"ld undefined reference",
-       In("build", Failed(2),
+       In(FailedStage::kBuild, Failed(2),
           "/usr/bin/ld: CMakeFiles/bench.dir/main.cc.o: in function `main':\n"
           "main.cc:(.text+0x1d): undefined reference to `Kernel::Run()'\n"
           "collect2: error: ld returned 1 exit status\n"
           "make[2]: *** [CMakeFiles/bench.dir/build.make:97: bench] Error 1\n"),
        RcaClass::kBuildError, "undefined reference to `Kernel::Run()'", RcaEffect::kRetryOnce},
       {"missing .so",
-       In("bench", Failed(127),
+       In(FailedStage::kBench, Failed(127),
           "./build/bench: error while loading shared libraries: libtbb.so.12: cannot open shared "
           "object file: No such file or directory\n"),
        RcaClass::kDependency, "libtbb.so.12: cannot open shared object file",
        RcaEffect::kBlockDependency, "libtbb.so.12"},
-      {"command not found, exit 127", In("bench", Failed(127), "sh: 1: hyperfine: not found\n"),
-       RcaClass::kDependency, "hyperfine: not found", RcaEffect::kBlockDependency, "hyperfine"},
+      {"command not found, exit 127",
+       In(FailedStage::kBench, Failed(127), "sh: 1: hyperfine: not found\n"), RcaClass::kDependency,
+       "hyperfine: not found", RcaEffect::kBlockDependency, "hyperfine"},
       {"bash command not found",
-       In("build", Failed(127), "bash: line 1: nvcc: command not found\n"), RcaClass::kDependency,
-       "nvcc: command not found", RcaEffect::kBlockDependency, "nvcc"},
+       In(FailedStage::kBuild, Failed(127), "bash: line 1: nvcc: command not found\n"),
+       RcaClass::kDependency, "nvcc: command not found", RcaEffect::kBlockDependency, "nvcc"},
       {"glibc version",
-       In("bench", Failed(1),
+       In(FailedStage::kBench, Failed(1),
           "./bench: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required "
           "by ./bench)\n"),
        RcaClass::kDependency, "GLIBC_2.38", RcaEffect::kBlockDependency, "GLIBC_2.38"},
       {"python module",
-       In("check", Failed(1),
+       In(FailedStage::kCheck, Failed(1),
           "Traceback (most recent call last):\n  File \"check.py\", line 2, in <module>\n"
           "ModuleNotFoundError: No module named 'numpy'\n"),
        RcaClass::kDependency, "No module named 'numpy'", RcaEffect::kBlockDependency, "numpy"},
       {"missing header",
-       In("build", Failed(1),
+       In(FailedStage::kBuild, Failed(1),
           "src/io.cc:1:10: fatal error: zstd.h: No such file or directory\n"
           "compilation terminated.\n"),
        RcaClass::kDependency, "fatal error: zstd.h", RcaEffect::kBlockDependency, "zstd.h"},
-      {"missing -l", In("build", Failed(1), "/usr/bin/ld: cannot find -lnuma: No such file\n"),
+      {"missing -l",
+       In(FailedStage::kBuild, Failed(1), "/usr/bin/ld: cannot find -lnuma: No such file\n"),
        RcaClass::kDependency, "cannot find -lnuma", RcaEffect::kBlockDependency, "libnuma"},
-      {"illegal instruction", In("bench", Signaled(4), "starting run\n"), RcaClass::kPrerequisite,
-       "killed by SIGILL", RcaEffect::kAwaitPrerequisite},
-      {"illegal instruction via the shell", In("bench", Failed(132), "Illegal instruction\n"),
-       RcaClass::kPrerequisite, "Illegal instruction", RcaEffect::kAwaitPrerequisite},
+      {"illegal instruction", In(FailedStage::kBench, Signaled(4), "starting run\n"),
+       RcaClass::kPrerequisite, "killed by SIGILL", RcaEffect::kAwaitPrerequisite},
+      {"illegal instruction via the shell",
+       In(FailedStage::kBench, Failed(132), "Illegal instruction\n"), RcaClass::kPrerequisite,
+       "Illegal instruction", RcaEffect::kAwaitPrerequisite},
       {"unsupported compiler option",
-       In("build", Failed(1), "g++: error: unrecognized command-line option '-mfoo'\n"),
+       In(FailedStage::kBuild, Failed(1), "g++: error: unrecognized command-line option '-mfoo'\n"),
        RcaClass::kPrerequisite, "unrecognized command-line option", RcaEffect::kAwaitPrerequisite},
-      {"segfault", In("bench", Signaled(11), "starting run\n"), RcaClass::kRuntimeCrash,
+      {"segfault", In(FailedStage::kBench, Signaled(11), "starting run\n"), RcaClass::kRuntimeCrash,
        "killed by SIGSEGV", RcaEffect::kRetryOnce},
-      {"segfault via the shell", In("bench", Failed(139), "Segmentation fault (core dumped)\n"),
+      {"segfault via the shell",
+       In(FailedStage::kBench, Failed(139), "Segmentation fault (core dumped)\n"),
        RcaClass::kRuntimeCrash, "Segmentation fault (core dumped)", RcaEffect::kRetryOnce},
       {"abort with assertion",
-       In("bench", Signaled(6),
+       In(FailedStage::kBench, Signaled(6),
           "bench: src/pool.cc:88: void Pool::Put(int): Assertion `n < cap_' failed.\n"),
        RcaClass::kRuntimeCrash, "Assertion `n < cap_' failed.", RcaEffect::kRetryOnce},
       {"bad_alloc",
-       In("bench", Signaled(6),
+       In(FailedStage::kBench, Signaled(6),
           "terminate called after throwing an instance of 'std::bad_alloc'\n"
           "  what():  std::bad_alloc\n"),
        RcaClass::kOutOfMemory, "std::bad_alloc", RcaEffect::kPruneDirection},
       {"compiler out of memory",
-       In("build", Failed(1),
+       In(FailedStage::kBuild, Failed(1),
           "cc1plus: out of memory allocating 65536 bytes after a total of 2147479552 bytes\n"),
        RcaClass::kOutOfMemory, "cc1plus: out of memory", RcaEffect::kPruneDirection},
       {"fork bomb under the process limit in the check (not an accuracy verdict)",
-       In("check", Failed(2), "comparing\nsh: 1: Cannot fork\n"), RcaClass::kResourceLimit,
-       "sh: 1: Cannot fork", RcaEffect::kPruneDirection},
+       In(FailedStage::kCheck, Failed(2), "comparing\nsh: 1: Cannot fork\n"),
+       RcaClass::kResourceLimit, "sh: 1: Cannot fork", RcaEffect::kPruneDirection},
       {"bash fork retry in the build",
-       In("build", Failed(254), "bash: fork: retry: Resource temporarily unavailable\n"),
+       In(FailedStage::kBuild, Failed(254),
+          "bash: fork: retry: Resource temporarily unavailable\n"),
        RcaClass::kResourceLimit, "fork: retry", RcaEffect::kPruneDirection},
       {"thread creation failing",
-       In("bench", Failed(1), "error: pthread_create: Resource temporarily unavailable\n"),
+       In(FailedStage::kBench, Failed(1),
+          "error: pthread_create: Resource temporarily unavailable\n"),
        RcaClass::kResourceLimit, "pthread_create", RcaEffect::kPruneDirection},
       {"sanitizer",
-       In("bench", Failed(1),
+       In(FailedStage::kBench, Failed(1),
           "==123==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6\n"),
        RcaClass::kRuntimeCrash, "AddressSanitizer: heap-buffer-overflow", RcaEffect::kRetryOnce},
       {"python exception in the bench",
-       In("bench", Failed(1),
+       In(FailedStage::kBench, Failed(1),
           "Traceback (most recent call last):\n  File \"bench.py\", line 9, in <module>\n"
           "ZeroDivisionError: division by zero\n"),
        RcaClass::kRuntimeCrash, "ZeroDivisionError: division by zero", RcaEffect::kRetryOnce},
-      {"timeout", In("bench", Kind(ExitKind::kTimedOut, "limit 600s"), "iteration 9123\n"),
+      {"timeout",
+       In(FailedStage::kBench, Kind(ExitKind::kTimedOut, "limit 600s"), "iteration 9123\n"),
        RcaClass::kTimeout, "bench timed out (limit 600s)", RcaEffect::kPruneDirection},
       {"checksum mismatch",
-       In("check", Failed(1), "comparing output\nchecksum mismatch: got 0x1f3a expected 0x9c01\n"),
+       In(FailedStage::kCheck, Failed(1),
+          "comparing output\nchecksum mismatch: got 0x1f3a expected 0x9c01\n"),
        RcaClass::kAccuracy, "checksum mismatch: got 0x1f3a expected 0x9c01",
        RcaEffect::kPruneDirection},
       {"python assert in the check is a verdict",
-       In("check", Failed(1), "AssertionError: max abs diff 0.31 > 1e-3\n"), RcaClass::kAccuracy,
-       "max abs diff 0.31", RcaEffect::kPruneDirection},
+       In(FailedStage::kCheck, Failed(1), "AssertionError: max abs diff 0.31 > 1e-3\n"),
+       RcaClass::kAccuracy, "max abs diff 0.31", RcaEffect::kPruneDirection},
       {"metric missing",
-       In("bench", Kind(ExitKind::kBadOutput, "metric 'tok_per_s' not found in stdout"), "done\n"),
+       In(FailedStage::kBench, Kind(ExitKind::kBadOutput, "metric 'tok_per_s' not found in stdout"),
+          "done\n"),
        RcaClass::kBadOutput, "metric 'tok_per_s' not found", RcaEffect::kNone},
       {"spawn error",
-       In("build", Kind(ExitKind::kSpawnError, "cannot create /tmp/x/out: No space left"), ""),
+       In(FailedStage::kBuild,
+          Kind(ExitKind::kSpawnError, "cannot create /tmp/x/out: No space left"), ""),
        RcaClass::kInfrastructure, "No space left", RcaEffect::kRequeue},
-      {"unknown exit", In("bench", Failed(3), "warming up\nbye\n"), RcaClass::kUnknown,
+      {"unknown exit", In(FailedStage::kBench, Failed(3), "warming up\nbye\n"), RcaClass::kUnknown,
        "exit code 3", RcaEffect::kNone},
   };
-  RcaInput oom = In("bench", Signaled(9), "allocating arena\n");
+  RcaInput oom = In(FailedStage::kBench, Signaled(9), "allocating arena\n");
   oom.memory_limited = true;
   cases.push_back({"SIGKILL under memory limit", oom, RcaClass::kOutOfMemory,
                    "killed by SIGKILL under the memory limit", RcaEffect::kPruneDirection});
-  RcaInput flaky = In("bench", Signaled(11), "Segmentation fault\n");
+  RcaInput flaky = In(FailedStage::kBench, Signaled(11), "Segmentation fault\n");
   flaky.passed_on_rerun = true;
   cases.push_back({"flaky", flaky, RcaClass::kFlaky, "Segmentation fault", RcaEffect::kRerun});
-  RcaInput guard = In("gate", StepResult{}, "");
+  RcaInput guard = In(FailedStage::kGate, StepResult{}, "");
   guard.result.detail = "guard p99_ms 300 > max 250";
   cases.push_back(
       {"guard", guard, RcaClass::kGuard, "guard p99_ms 300 > max 250", RcaEffect::kPruneDirection});
@@ -183,7 +193,7 @@ TEST(RcaTest, ClassifiesRealisticOutputs) {
 }
 
 TEST(RcaTest, EvidenceIsTheMostTellingLinesFirst) {
-  const Diagnosis d = Classify(In("build", Failed(2),
+  const Diagnosis d = Classify(In(FailedStage::kBuild, Failed(2),
                                   "/usr/bin/ld: main.o: in function `main':\n"
                                   "main.cc:(.text+0x1d): undefined reference to `Run()'\n"
                                   "collect2: error: ld returned 1 exit status\n"
@@ -197,7 +207,7 @@ TEST(RcaTest, EvidenceIsTheMostTellingLinesFirst) {
 
 TEST(RcaTest, UsesTheStepTailWhenNoOutputIsGiven) {
   RcaInput in;
-  in.step = "bench";
+  in.step = FailedStage::kBench;
   in.result = Signaled(8);
   in.result.tail = "Floating point exception\n";
   const Diagnosis d = Classify(in);
@@ -207,10 +217,11 @@ TEST(RcaTest, UsesTheStepTailWhenNoOutputIsGiven) {
 
 TEST(RcaTest, CompilerDiagnosticsOutsideTheBuildStep) {
   // A bench command that compiles (make run): a compiler error is still a build error…
-  EXPECT_EQ(Classify(In("bench", Failed(2), "gen.cc:7:3: error: expected ';'\n")).cls,
+  EXPECT_EQ(Classify(In(FailedStage::kBench, Failed(2), "gen.cc:7:3: error: expected ';'\n")).cls,
             RcaClass::kBuildError);
   // …but a program printing "error:" is not.
-  EXPECT_EQ(Classify(In("bench", Failed(1), "error: device busy\n")).cls, RcaClass::kUnknown);
+  EXPECT_EQ(Classify(In(FailedStage::kBench, Failed(1), "error: device busy\n")).cls,
+            RcaClass::kUnknown);
 }
 
 // A run the executor lost (a cluster job cancelled, preempted, over its time limit) is
@@ -218,7 +229,7 @@ TEST(RcaTest, CompilerDiagnosticsOutsideTheBuildStep) {
 TEST(RcaTest, ExecutorLossIsInfrastructure) {
   for (ExitKind kind : {ExitKind::kTimedOut, ExitKind::kSignaled, ExitKind::kFailed}) {
     RcaInput in;
-    in.step = "bench";
+    in.step = FailedStage::kBench;
     in.result.kind = kind;
     in.result.signal = 15;
     in.result.infrastructure = true;
@@ -232,7 +243,7 @@ TEST(RcaTest, ExecutorLossIsInfrastructure) {
     EXPECT_NE(d.suggestion.find("(slurm)"), std::string::npos) << d.suggestion;
   }
   RcaInput same;
-  same.step = "bench";
+  same.step = FailedStage::kBench;
   same.result.kind = ExitKind::kTimedOut;
   EXPECT_EQ(Classify(same).cls, RcaClass::kTimeout) << "without the flag: the command's timeout";
 }

@@ -49,7 +49,8 @@ Status Orchestrator::BenchSelf(Node* node) {
     ctx.repetition = rep;
     Measurement m = ports_.target->Bench(ctx);
     node->cost_s += m.step.duration_s;
-    if (!m.step.ok() || !m.value) return FailStep(node, "bench", m.step, Outcome::kCrashed);
+    if (!m.step.ok() || !m.value)
+      return FailStep(node, FailedStage::kBench, m.step, Outcome::kCrashed);
     durations.push_back(m.step.duration_s);
     Sample s{node->id, "self", rep, *m.value, m.extra};
     done.push_back(s);
@@ -96,7 +97,8 @@ Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
     r.detail = "the incumbent #" + std::to_string(parent.id) + " no longer builds" +
                (r.detail.empty() ? "" : ": " + r.detail);
     // With no node to finish, the caller decides.
-    if (node != nullptr) ARBOR_TRY(FailStep(node, "infrastructure", r, Outcome::kCrashed));
+    if (node != nullptr)
+      ARBOR_TRY(FailStep(node, FailedStage::kInfrastructure, r, Outcome::kCrashed));
     return false;
   }
   base_node_ = parent.id;
@@ -144,7 +146,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
         m.step.detail = "the incumbent's benchmark failed" +
                         (m.step.detail.empty() ? "" : ": " + m.step.detail);
       }
-      ARBOR_TRY(FailStep(node, is_base ? "infrastructure" : "bench", m.step, Outcome::kCrashed));
+      ARBOR_TRY(FailStep(node, is_base ? FailedStage::kInfrastructure : FailedStage::kBench, m.step,
+                         Outcome::kCrashed));
       return std::optional<Sample>();
     }
     Sample s{node->id, is_base ? base_arm : cand_arm, rep, *m.value, m.extra};
@@ -310,7 +313,7 @@ Status Orchestrator::Confirm(Node* node) {
         ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kCheck, &handled));
         if (handled) return {};
       }
-      return FailStep(node, "check", m.step, Outcome::kReverted);
+      return FailStep(node, FailedStage::kCheck, m.step, Outcome::kReverted);
     }
   }
   Verdict v;

@@ -165,7 +165,7 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
       failed.exit_code = 1;
       failed.detail = r.diagnosis;
       failed.tail = r.diagnosis;
-      return FailStep(node, "apply", failed, Outcome::kCrashed);
+      return FailStep(node, FailedStage::kApply, failed, Outcome::kCrashed);
     }
     case SpecialistResult::Status::kApplied:
       break;

@@ -89,7 +89,7 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
   return ports_.workspace->Release(node->id);
 }
 
-Status Orchestrator::FailStep(Node* node, const std::string& step, const StepResult& result,
+Status Orchestrator::FailStep(Node* node, FailedStage step, const StepResult& result,
                               Outcome outcome) {
   RcaInput in;
   in.step = step;
@@ -98,11 +98,12 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
   in.memory_limited = spec_.target.memory_limit_mb.has_value();
   in.passed_on_rerun = false;
   Diagnosis d = Classify(in);
+  const std::string stage(FailedStageName(step));
   node->critic.rca = d.cls;
   node->critic.evidence = d.evidence;
   node->critic.suggestion = d.suggestion;
-  std::string diagnosis =
-      std::string(RcaClassName(node->critic.rca)) + ": " + step + " " + DescribeStep(result);
+  std::string diagnosis = std::string(RcaClassName(node->critic.rca)) + ": " +
+                          std::string(FailedStageName(step)) + " " + DescribeStep(result);
   node->outcome = outcome;  // the constraint rules look at it
   if (node->id != kRootId) {
     // An implementation bug deserves one constrained retry by a specialist that can take the
@@ -144,10 +145,10 @@ Status Orchestrator::FailStep(Node* node, const std::string& step, const StepRes
       retry.critic.flags.push_back(MoveFlag(Move::kRetry));
       if (tree_.IsBranch(*node)) retry.critic.flags.push_back(std::string(kBranchFlag));
       retry.diagnosis =
-          requeue ? "re-queued once: " + step + " was lost where it ran (infrastructure), " +
+          requeue ? "re-queued once: " + stage + " was lost where it ran (infrastructure), " +
                         "not by the change"
                   : "re-queued once: " + std::string(RcaClassName(node->critic.rca)) + " at " +
-                        step + " is worth one retry by a specialist that is told the diagnosis";
+                        stage + " is worth one retry by a specialist that is told the diagnosis";
       pending_nodes_.push_back(retry);
     }
   }

@@ -59,7 +59,7 @@ Status Orchestrator::PrepareWorktree(const Node& node) {
 Result<bool> Orchestrator::RecordBuild(Node* node, const StepResult& r) {
   node->cost_s += r.duration_s;
   if (!r.ok()) {
-    ARBOR_TRY(FailStep(node, "build", r, Outcome::kCrashed));
+    ARBOR_TRY(FailStep(node, FailedStage::kBuild, r, Outcome::kCrashed));
     return false;
   }
   built_node_ = node->id;
@@ -131,9 +131,9 @@ Status Orchestrator::StepCheck(Node* node) {
     bool handled = false;
     ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kCheck, &handled));
     if (handled) return {};
-    return FailStep(node, "check", m.step, Outcome::kReverted);
+    return FailStep(node, FailedStage::kCheck, m.step, Outcome::kReverted);
   }
-  if (!m.step.ok()) return FailStep(node, "check", m.step, Outcome::kCrashed);
+  if (!m.step.ok()) return FailStep(node, FailedStage::kCheck, m.step, Outcome::kCrashed);
   std::vector<Sample> samples;
   std::string message = "check passed" + flaky;
   if (m.value) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/critic/gate.h"
+#include "core/critic/rca.h"
 #include "core/knowledge/kb.h"
 #include "core/model/ports.h"
 #include "core/orchestrator/job_log.h"
@@ -110,7 +111,7 @@ class Orchestrator {
   // reported end-to-end speedup has a measured interval (not a product of per-step ones).
   Status ConfirmFinal();
   // Finishes `node` after step `step` failed: root-cause analysis, diagnosis, constraints.
-  Status FailStep(Node* node, const std::string& step, const StepResult& result, Outcome outcome);
+  Status FailStep(Node* node, FailedStage step, const StepResult& result, Outcome outcome);
   // Publishes what a finished failure teaches (constraints, circuit breaker) onto the node.
   void PublishConstraints(Node* node, const PublishInput& what);
   // On the first node of a plateau: re-profile the incumbent once (ARBOR.md "long-horizon
