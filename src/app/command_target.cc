@@ -114,10 +114,25 @@ void CommandTarget::SetExitCode(int code, StepResult* step) {
   }
 }
 
-CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::string& role,
+std::string CommandTarget::RoleName(Role role) {
+  switch (role) {
+    case Role::kBuild:
+      return "build";
+    case Role::kCheck:
+      return "check";
+    case Role::kBench:
+      return "bench";
+    case Role::kProfile:
+      return "profile";
+  }
+  return "";
+}
+
+CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, Role role,
                                           const std::string& command, double timeout_s) {
   Run run;
-  const bool bench = role == "bench";
+  const bool bench = role == Role::kBench;
+  const std::string role_name = RoleName(role);
   run.out_dir = runs_dir_ + "/n" + std::to_string(ctx.node) + "/" + ctx.label;
   std::error_code ec;
   const bool slurm = spec_->executor.kind == ExecutorSpec::Kind::kSlurm;
@@ -175,14 +190,14 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   if (slurm) {
     // The command becomes an srun job; the limits move into the job (srun itself must not run
     // under them), and srun needs the cluster's client settings.
-    const ExecutorSpec executor = spec_->executor.For(role);
+    const ExecutorSpec executor = spec_->executor.For(role_name);
     req.job_name = job_name_;
     req.comment = "n" + std::to_string(ctx.node) + "/" + ctx.label;
     req.cwd = ctx.worktree;
     req.job_id_file = job_id_file;
     req.command = command;
     req.timeout_s = timeout_s;
-    req.exclusive = bench || role == "profile";
+    req.exclusive = bench || role == Role::kProfile;
     if (bench && measuring_ != kNoNode) req.allocation = Allocation(timeout_s);
     req.memory_limit_mb = rs.memory_limit_mb;
     req.cpu_limit_s = rs.cpu_limit_s;
@@ -196,8 +211,8 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   }
   // The node's server (started by the first of its commands) runs while this one does.
   TargetServers::Lease lease;
-  if (servers_ && role != "build") {
-    lease = servers_->Acquire(ctx, rs, role);
+  if (servers_ && role != Role::kBuild) {
+    lease = servers_->Acquire(ctx, rs, role_name);
     if (lease.failure) {
       run.step = *lease.failure;  // detail and tail scrubbed already
       return run;
@@ -206,7 +221,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   }
   auto r = RunCommand(rs);
   if (!r.ok()) {
-    if (servers_) servers_->Release(lease, role, &run.step);
+    if (servers_) servers_->Release(lease, role_name, &run.step);
     run.step.kind = ExitKind::kSpawnError;
     run.step.detail = Scrubbed(r.error().message);
     return run;
@@ -251,7 +266,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, const std::stri
   Finish(&run);
   // A server that died while the command ran: the step is its crash (its tail replaces the
   // command's, and is scrubbed already).
-  if (servers_) servers_->Release(lease, role, &run.step);
+  if (servers_) servers_->Release(lease, role_name, &run.step);
   return run;
 }
 
@@ -302,7 +317,8 @@ StepResult CommandTarget::Build(const RunContext& ctx) {
   // A build may replace what the worktree's servers run: they stop first.
   if (servers_) servers_->StopIn(ctx.worktree);
   if (spec_->target.build.empty()) return StepResult{};
-  StepResult step = Execute(ctx, "build", spec_->target.build, spec_->target.build_timeout_s).step;
+  StepResult step =
+      Execute(ctx, Role::kBuild, spec_->target.build, spec_->target.build_timeout_s).step;
   RecordExit(ctx, step);
   return step;
 }
@@ -328,7 +344,7 @@ ProfileResult CommandTarget::Profile(const RunContext& ctx) {
 Measurement CommandTarget::ReadCheck(const RunContext& ctx) {
   Measurement m;
   if (spec_->target.check.empty()) return m;
-  Run run = Execute(ctx, "check", spec_->target.check, spec_->target.check_timeout_s);
+  Run run = Execute(ctx, Role::kCheck, spec_->target.check, spec_->target.check_timeout_s);
   m.step = run.step;
   if (!m.step.ok() || !spec_->accuracy.source) return m;
   std::string out = ReadIfExists(run.stdout_path);
@@ -345,7 +361,7 @@ Measurement CommandTarget::ReadCheck(const RunContext& ctx) {
 
 Measurement CommandTarget::ReadBench(const RunContext& ctx) {
   Measurement m;
-  Run run = Execute(ctx, "bench", spec_->target.bench, spec_->target.bench_timeout_s);
+  Run run = Execute(ctx, Role::kBench, spec_->target.bench, spec_->target.bench_timeout_s);
   m.step = run.step;
   if (!m.step.ok()) return m;
   std::string out = ReadIfExists(run.stdout_path);
@@ -382,7 +398,7 @@ Measurement CommandTarget::ReadBench(const RunContext& ctx) {
 ProfileResult CommandTarget::ReadProfile(const RunContext& ctx) {
   ProfileResult r;
   if (spec_->target.profile.empty()) return r;
-  Run run = Execute(ctx, "profile", spec_->target.profile, spec_->target.profile_timeout_s);
+  Run run = Execute(ctx, Role::kProfile, spec_->target.profile, spec_->target.profile_timeout_s);
   r.step = run.step;
   if (!r.step.ok()) return r;
   auto text = ProfileText(spec_->profile, ctx.worktree, run.out_dir + "/out", run.stdout_path);

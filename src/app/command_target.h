@@ -73,17 +73,18 @@ class CommandTarget : public Target {
     std::string out_dir;
     std::string stdout_path;
   };
-  // `role`: "build", "check", "bench" or "profile", which picks the Slurm job's options
-  // (ExecutorSpec::For); a benchmark's job also gets --exclusive and is never a batch job.
-  Run Execute(const RunContext& ctx, const std::string& role, const std::string& command,
-              double timeout_s);
+  // Which of the target's commands runs: it picks the Slurm job's options (ExecutorSpec::For,
+  // by RoleName); a benchmark's job also gets --exclusive and is never a batch job.
+  enum class Role { kBuild, kCheck, kBench, kProfile };
+  static std::string RoleName(Role role);  // "build", "check", "bench", "profile"
+  Run Execute(const RunContext& ctx, Role role, const std::string& command, double timeout_s);
   // With Slurm, a build, check or profile (command_target_batch.cc): the command as a batch
   // job in jobs_dir_/<key>, submitted by `sbatch` under the runner, then waited for on its
   // folder (AwaitSlurmJob). `rs` is the local run's spec, whose limits move into the job;
   // `run` has the prepared run folder.
   // `role` as for Execute: a profile's job is --exclusive like a benchmark's.
-  Run RunBatch(const RunContext& ctx, const std::string& role, const std::string& command,
-               double timeout_s, const std::string& key, RunSpec rs, Run run);
+  Run RunBatch(const RunContext& ctx, Role role, const std::string& command, double timeout_s,
+               const std::string& key, RunSpec rs, Run run);
   // The job a killed run left under `key`, taken out of left_ (at most one step gets it).
   std::optional<LeftJob> ClaimLeftJob(const std::string& key);
   // The result of a job a killed run left, from its folder, as this step's run.

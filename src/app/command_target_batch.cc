@@ -70,13 +70,13 @@ std::optional<LeftJob> CommandTarget::ClaimLeftJob(const std::string& key) {
   return job;
 }
 
-CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, const std::string& role,
+CommandTarget::Run CommandTarget::RunBatch(const RunContext& ctx, Role role,
                                            const std::string& command, double timeout_s,
                                            const std::string& key, RunSpec rs, Run run) {
   const std::string dir = jobs_dir_ + "/" + key;
-  const ExecutorSpec executor = spec_->executor.For(role);
+  const ExecutorSpec executor = spec_->executor.For(RoleName(role));
   SlurmRequest req;
-  req.exclusive = role == "profile";
+  req.exclusive = role == Role::kProfile;
   req.job_name = job_name_;
   req.comment = "n" + std::to_string(ctx.node) + "/" + ctx.label;
   req.cwd = ctx.worktree;
