@@ -333,5 +333,28 @@ TEST(MetaCodecTest, MalformedNumberIsAnError) {
   EXPECT_NE(meta.error().message.find("campaign.seed"), std::string::npos);
 }
 
+// A state or stop reason this build does not know (one an older or newer build wrote) reads as
+// kUnknown: the store still opens, and the known words read back as themselves.
+TEST(MetaCodecTest, AnUnknownStateOrStopReasonReadsAsUnknown) {
+  CampaignMeta meta;
+  meta.name = "c";
+  meta.state = CampaignState::kStopped;
+  meta.stop_reason = StopReason::kMaxTime;
+  meta_codec::Rows rows = meta_codec::Encode(meta);
+  auto back = meta_codec::Decode(rows);
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_EQ((*back)->state, CampaignState::kStopped);
+  EXPECT_EQ((*back)->stop_reason, StopReason::kMaxTime);
+  for (auto& [key, value] : rows) {
+    if (key == std::string(meta_codec::kPrefix) + "state") value = "paused";
+    if (key == std::string(meta_codec::kPrefix) + "stop_reason") value = "too_noisy";
+  }
+  back = meta_codec::Decode(rows);
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_EQ((*back)->state, CampaignState::kUnknown);
+  EXPECT_EQ((*back)->stop_reason, StopReason::kUnknown);
+  EXPECT_EQ((*back)->name, "c");
+}
+
 }  // namespace
 }  // namespace arbor
