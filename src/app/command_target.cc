@@ -12,6 +12,7 @@
 #include "app/slurm_jobs.h"
 #include "formats/importers.h"
 #include "formats/metrics.h"
+#include "util/name_table.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -115,17 +116,13 @@ void CommandTarget::SetExitCode(int code, StepResult* step) {
 }
 
 std::string CommandTarget::RoleName(Role role) {
-  switch (role) {
-    case Role::kBuild:
-      return "build";
-    case Role::kCheck:
-      return "check";
-    case Role::kBench:
-      return "bench";
-    case Role::kProfile:
-      return "profile";
-  }
-  return "";
+  static constexpr NameTable<Role, 4> kRoleNames = {{
+      {Role::kBuild, "build"},
+      {Role::kCheck, "check"},
+      {Role::kBench, "bench"},
+      {Role::kProfile, "profile"},
+  }};
+  return std::string(NameIn(kRoleNames, role));
 }
 
 CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, Role role,

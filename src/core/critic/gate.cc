@@ -4,25 +4,22 @@
 #include <cstdio>
 #include <utility>
 
+#include "util/name_table.h"
 #include "util/strings.h"
 
 namespace arbor {
 
-std::string_view DecisionName(Decision d) {
-  switch (d) {
-    case Decision::kNone:
-      return "";
-    case Decision::kKeep:
-      return "keep";
-    case Decision::kRevert:
-      return "revert";
-    case Decision::kMore:
-      return "more";
-    case Decision::kNoisy:
-      return "noisy";
-  }
-  return "";
-}
+namespace {
+constexpr NameTable<Decision, 5> kDecisionNames = {{
+    {Decision::kNone, ""},
+    {Decision::kKeep, "keep"},
+    {Decision::kRevert, "revert"},
+    {Decision::kMore, "more"},
+    {Decision::kNoisy, "noisy"},
+}};
+}  // namespace
+
+std::string_view DecisionName(Decision d) { return NameIn(kDecisionNames, d); }
 
 std::string CheckGuard(const Guard& g, const std::vector<Sample>& candidate) {
   std::vector<double> v;

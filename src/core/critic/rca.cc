@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/name_table.h"
 #include "util/strings.h"
 
 namespace arbor {
@@ -28,7 +29,7 @@ constexpr std::array<std::pair<RcaClass, RcaEffect>, 13> kEffectOf = {{
     {RcaClass::kUnknown, RcaEffect::kNone},
 }};
 
-constexpr std::array<std::pair<RcaEffect, std::string_view>, 7> kEffects = {{
+constexpr NameTable<RcaEffect, 7> kEffects = {{
     {RcaEffect::kAwaitPrerequisite, "await_prerequisite"},
     {RcaEffect::kRequeue, "requeue"},
     {RcaEffect::kRetryOnce, "retry_once"},
@@ -36,6 +37,17 @@ constexpr std::array<std::pair<RcaEffect, std::string_view>, 7> kEffects = {{
     {RcaEffect::kBlockDependency, "block_dependency"},
     {RcaEffect::kRerun, "rerun"},
     {RcaEffect::kNone, "none"},
+}};
+
+constexpr NameTable<FailedStage, 8> kStages = {{
+    {FailedStage::kApply, "apply"},
+    {FailedStage::kBuild, "build"},
+    {FailedStage::kCheck, "check"},
+    {FailedStage::kBench, "bench"},
+    {FailedStage::kProfile, "profile"},
+    {FailedStage::kGate, "gate"},
+    {FailedStage::kAccuracy, "accuracy"},
+    {FailedStage::kInfrastructure, "infrastructure"},
 }};
 
 constexpr size_t kMaxEvidenceLines = 3;
@@ -226,19 +238,9 @@ constexpr std::string_view kAccuracyNeedles[] = {"mismatch", "MISMATCH", "FAIL",
 
 }  // namespace
 
-std::string_view RcaEffectName(RcaEffect e) {
-  for (const auto& [effect, name] : kEffects) {
-    if (effect == e) return name;
-  }
-  return "none";
-}
+std::string_view RcaEffectName(RcaEffect e) { return NameIn(kEffects, e); }
 
-std::optional<RcaEffect> ParseRcaEffect(std::string_view s) {
-  for (const auto& [effect, name] : kEffects) {
-    if (name == s) return effect;
-  }
-  return std::nullopt;
-}
+std::optional<RcaEffect> ParseRcaEffect(std::string_view s) { return ParseIn(kEffects, s); }
 
 RcaEffect EffectOf(RcaClass c) {
   for (const auto& [cls, effect] : kEffectOf) {
@@ -247,27 +249,7 @@ RcaEffect EffectOf(RcaClass c) {
   return RcaEffect::kNone;
 }
 
-std::string_view FailedStageName(FailedStage s) {
-  switch (s) {
-    case FailedStage::kApply:
-      return "apply";
-    case FailedStage::kBuild:
-      return "build";
-    case FailedStage::kCheck:
-      return "check";
-    case FailedStage::kBench:
-      return "bench";
-    case FailedStage::kProfile:
-      return "profile";
-    case FailedStage::kGate:
-      return "gate";
-    case FailedStage::kAccuracy:
-      return "accuracy";
-    case FailedStage::kInfrastructure:
-      return "infrastructure";
-  }
-  return "";
-}
+std::string_view FailedStageName(FailedStage s) { return NameIn(kStages, s); }
 
 Diagnosis Classify(const RcaInput& in) {
   const StepResult& r = in.result;

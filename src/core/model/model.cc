@@ -5,13 +5,14 @@
 #include <utility>
 
 #include "core/model/ports.h"
+#include "util/name_table.h"
 
 namespace arbor {
 namespace {
 
 // One table per enum keeps names and parsing in lockstep; the names are stored in the
 // database and printed in reports, so they must never change once released.
-constexpr std::array<std::pair<Outcome, std::string_view>, 8> kOutcomeNames = {{
+constexpr NameTable<Outcome, 8> kOutcomeNames = {{
     {Outcome::kPending, "pending"},
     {Outcome::kRunning, "running"},
     {Outcome::kBaseline, "baseline"},
@@ -22,7 +23,7 @@ constexpr std::array<std::pair<Outcome, std::string_view>, 8> kOutcomeNames = {{
     {Outcome::kSkipped, "skipped"},
 }};
 
-constexpr std::array<std::pair<Step, std::string_view>, 8> kStepNames = {{
+constexpr NameTable<Step, 8> kStepNames = {{
     {Step::kNone, "none"},
     {Step::kApply, "apply"},
     {Step::kBuild, "build"},
@@ -33,7 +34,7 @@ constexpr std::array<std::pair<Step, std::string_view>, 8> kStepNames = {{
     {Step::kDone, "done"},
 }};
 
-constexpr std::array<std::pair<ExitKind, std::string_view>, 6> kExitKindNames = {{
+constexpr NameTable<ExitKind, 6> kExitKindNames = {{
     {ExitKind::kOk, "ok"},
     {ExitKind::kFailed, "failed"},
     {ExitKind::kSignaled, "signaled"},
@@ -42,13 +43,13 @@ constexpr std::array<std::pair<ExitKind, std::string_view>, 6> kExitKindNames = 
     {ExitKind::kBadOutput, "bad_output"},
 }};
 
-constexpr std::array<std::pair<ConstraintKind, std::string_view>, 3> kConstraintKindNames = {{
+constexpr NameTable<ConstraintKind, 3> kConstraintKindNames = {{
     {ConstraintKind::kForbidAction, "forbid_action"},
     {ConstraintKind::kForbidCategory, "forbid_category"},
     {ConstraintKind::kForbidValues, "forbid_values"},
 }};
 
-constexpr std::array<std::pair<RcaClass, std::string_view>, 20> kRcaClassNames = {{
+constexpr NameTable<RcaClass, 20> kRcaClassNames = {{
     {RcaClass::kNone, ""},
     {RcaClass::kBuildError, "build_error"},
     {RcaClass::kDependency, "dependency"},
@@ -71,13 +72,13 @@ constexpr std::array<std::pair<RcaClass, std::string_view>, 20> kRcaClassNames =
     {RcaClass::kFlakyIncumbent, "flaky_incumbent"},
 }};
 
-constexpr std::array<std::pair<SpecialistBackend, std::string_view>, 3> kSpecialistBackendNames = {{
+constexpr NameTable<SpecialistBackend, 3> kSpecialistBackendNames = {{
     {SpecialistBackend::kBuiltin, "builtin"},
     {SpecialistBackend::kCommand, "command"},
     {SpecialistBackend::kLlm, "llm"},
 }};
 
-constexpr std::array<std::pair<StopReason, std::string_view>, 9> kStopReasonNames = {{
+constexpr NameTable<StopReason, 9> kStopReasonNames = {{
     {StopReason::kNone, ""},
     {StopReason::kTarget, "target"},
     {StopReason::kMaxNodes, "max_nodes"},
@@ -89,55 +90,40 @@ constexpr std::array<std::pair<StopReason, std::string_view>, 9> kStopReasonName
     {StopReason::kUnknown, "unknown"},
 }};
 
-constexpr std::array<std::pair<CampaignState, std::string_view>, 4> kCampaignStateNames = {{
+constexpr NameTable<CampaignState, 4> kCampaignStateNames = {{
     {CampaignState::kRunning, "running"},
     {CampaignState::kStopped, "stopped"},
     {CampaignState::kFinished, "finished"},
     {CampaignState::kUnknown, "unknown"},
 }};
 
-template <typename E, size_t N>
-std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
-  for (const auto& [value, name] : table) {
-    if (value == e) return name;
-  }
-  return "unknown";
-}
-
-template <typename E, size_t N>
-std::optional<E> Parse(const std::array<std::pair<E, std::string_view>, N>& table,
-                       std::string_view s) {
-  for (const auto& [value, name] : table) {
-    if (name == s) return value;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
-std::string_view OutcomeName(Outcome o) { return NameOf(kOutcomeNames, o); }
-std::optional<Outcome> ParseOutcome(std::string_view s) { return Parse(kOutcomeNames, s); }
+std::string_view OutcomeName(Outcome o) { return NameIn(kOutcomeNames, o); }
+std::optional<Outcome> ParseOutcome(std::string_view s) { return ParseIn(kOutcomeNames, s); }
 bool IsFinished(Outcome o) { return o != Outcome::kPending && o != Outcome::kRunning; }
 
-std::string_view StepName(Step s) { return NameOf(kStepNames, s); }
-std::optional<Step> ParseStep(std::string_view s) { return Parse(kStepNames, s); }
+std::string_view StepName(Step s) { return NameIn(kStepNames, s); }
+std::optional<Step> ParseStep(std::string_view s) { return ParseIn(kStepNames, s); }
 
 std::string_view SpecialistBackendName(SpecialistBackend b) {
-  return NameOf(kSpecialistBackendNames, b);
+  return NameIn(kSpecialistBackendNames, b);
 }
 std::optional<SpecialistBackend> ParseSpecialistBackend(std::string_view s) {
-  return Parse(kSpecialistBackendNames, s);
+  return ParseIn(kSpecialistBackendNames, s);
 }
 
-std::string_view StopReasonName(StopReason r) { return NameOf(kStopReasonNames, r); }
-std::optional<StopReason> ParseStopReason(std::string_view s) { return Parse(kStopReasonNames, s); }
+std::string_view StopReasonName(StopReason r) { return NameIn(kStopReasonNames, r); }
+std::optional<StopReason> ParseStopReason(std::string_view s) {
+  return ParseIn(kStopReasonNames, s);
+}
 
-std::string_view CampaignStateName(CampaignState s) { return NameOf(kCampaignStateNames, s); }
+std::string_view CampaignStateName(CampaignState s) { return NameIn(kCampaignStateNames, s); }
 std::optional<CampaignState> ParseCampaignState(std::string_view s) {
-  return Parse(kCampaignStateNames, s);
+  return ParseIn(kCampaignStateNames, s);
 }
 
-std::string_view ExitKindName(ExitKind k) { return NameOf(kExitKindNames, k); }
+std::string_view ExitKindName(ExitKind k) { return NameIn(kExitKindNames, k); }
 
 std::string CandidateKey(std::string_view action_id, std::string_view value) {
   std::string key(action_id);
@@ -149,12 +135,12 @@ std::string CandidateKey(std::string_view action_id, std::string_view value) {
   return key;
 }
 
-std::string_view RcaClassName(RcaClass c) { return NameOf(kRcaClassNames, c); }
-std::optional<RcaClass> ParseRcaClass(std::string_view s) { return Parse(kRcaClassNames, s); }
+std::string_view RcaClassName(RcaClass c) { return NameIn(kRcaClassNames, c); }
+std::optional<RcaClass> ParseRcaClass(std::string_view s) { return ParseIn(kRcaClassNames, s); }
 
-std::string_view ConstraintKindName(ConstraintKind k) { return NameOf(kConstraintKindNames, k); }
+std::string_view ConstraintKindName(ConstraintKind k) { return NameIn(kConstraintKindNames, k); }
 std::optional<ConstraintKind> ParseConstraintKind(std::string_view s) {
-  return Parse(kConstraintKindNames, s);
+  return ParseIn(kConstraintKindNames, s);
 }
 
 std::string DescribeConstraint(const Constraint& c) {
