@@ -21,9 +21,8 @@ std::map<std::string, std::string> GitEnv() {
 }
 
 Result<CapturedRun> RunGitCli(const std::string& args, const std::string& cwd, double timeout_s) {
-  auto run = RunCaptured(kGitCommand + args, cwd, GitEnv(), timeout_s);
-  if (!run) return run.error();
-  if (run->result.status == RunResult::Status::kExited && run->result.exit_code == 127) {
+  ARBOR_TRY_ASSIGN(auto run, RunCaptured(kGitCommand + args, cwd, GitEnv(), timeout_s));
+  if (run.result.status == RunResult::Status::kExited && run.result.exit_code == 127) {
     return MakeError("git is not installed (not found on PATH)");
   }
   return run;
@@ -35,23 +34,22 @@ Result<std::vector<std::string>> StageIgnoredPaths(const std::string& worktree,
   if (paths.empty()) return staged;
   std::string quoted;
   for (const std::string& p : paths) quoted += " " + ShellQuote(p);
-  auto listed =
-      RunGitCli("ls-files -z --others --ignored --exclude-standard --" + quoted, worktree);
-  if (!listed) return listed.error();
-  if (!listed->result.ok()) {
-    return MakeError("git ls-files failed in " + worktree + ": " + Trim(listed->err));
+  ARBOR_TRY_ASSIGN(
+      auto listed,
+      RunGitCli("ls-files -z --others --ignored --exclude-standard --" + quoted, worktree));
+  if (!listed.result.ok()) {
+    return MakeError("git ls-files failed in " + worktree + ": " + Trim(listed.err));
   }
-  for (const std::string& path : Split(listed->out, '\0')) {
+  for (const std::string& path : Split(listed.out, '\0')) {
     if (!path.empty()) staged.push_back(path);
   }
   if (staged.empty()) return staged;
   std::sort(staged.begin(), staged.end());
   std::string names;
   for (const std::string& p : staged) names += " " + ShellQuote(p);
-  auto added = RunGitCli("add -f --" + names, worktree);
-  if (!added) return added.error();
-  if (!added->result.ok()) {
-    return MakeError("git add -f failed in " + worktree + ": " + Trim(added->err));
+  ARBOR_TRY_ASSIGN(auto added, RunGitCli("add -f --" + names, worktree));
+  if (!added.result.ok()) {
+    return MakeError("git add -f failed in " + worktree + ": " + Trim(added.err));
   }
   return staged;
 }

@@ -82,35 +82,33 @@ std::string GitWorkspace::WorktreePath(NodeId node) const {
 
 Result<GitWorkspace::GitOutput> GitWorkspace::RunGit(const std::string& args,
                                                      const std::string& cwd) const {
-  auto run = RunGitCli(args, cwd, kGitTimeoutS);
-  if (!run) return run.error();
+  ARBOR_TRY_ASSIGN(auto run, RunGitCli(args, cwd, kGitTimeoutS));
   GitOutput g;
-  g.out = std::move(run->out);
-  g.err = std::move(run->err);
-  if (run->result.status == RunResult::Status::kExited) {
-    g.exit_code = run->result.exit_code;
+  g.out = std::move(run.out);
+  g.err = std::move(run.err);
+  if (run.result.status == RunResult::Status::kExited) {
+    g.exit_code = run.result.exit_code;
   } else {
     g.exit_code = -1;
-    g.err = run->result.status == RunResult::Status::kTimedOut ? "timed out" : "killed by a signal";
+    g.err = run.result.status == RunResult::Status::kTimedOut ? "timed out" : "killed by a signal";
   }
   return g;
 }
 
 Result<std::string> GitWorkspace::Git(const std::string& args, const std::string& cwd) const {
-  auto g = RunGit(args, cwd);
-  if (!g) return g.error();
-  if (g->exit_code != 0) {
-    std::string why = FirstLine(g->err.empty() ? g->out : g->err);
+  ARBOR_TRY_ASSIGN(auto g, RunGit(args, cwd));
+  if (g.exit_code != 0) {
+    std::string why = FirstLine(g.err.empty() ? g.out : g.err);
     return MakeError("git " + args + " failed in " + cwd + (why.empty() ? "" : ": " + why));
   }
-  return Trim(g->out);
+  return Trim(g.out);
 }
 
 Result<std::string> GitWorkspace::ResolveCommit(const std::string& commit) const {
-  auto g = RunGit("rev-parse --verify -q " + ShellQuote(commit + "^{commit}"), repo_);
-  if (!g) return g.error();
-  if (g->exit_code != 0) return MakeError("unknown commit '" + commit + "' in " + repo_);
-  return Trim(g->out);
+  ARBOR_TRY_ASSIGN(auto g,
+                   RunGit("rev-parse --verify -q " + ShellQuote(commit + "^{commit}"), repo_));
+  if (g.exit_code != 0) return MakeError("unknown commit '" + commit + "' in " + repo_);
+  return Trim(g.out);
 }
 
 Result<std::string> GitWorkspace::Open() {
@@ -119,36 +117,31 @@ Result<std::string> GitWorkspace::Open() {
   if (!fs::is_directory(repo_, ec)) {
     return MakeError(repo_ + " is not a git repository (no such directory)");
   }
-  auto inside = RunGit("rev-parse --is-inside-work-tree", repo_);
-  if (!inside) return inside.error();
-  if (inside->exit_code != 0 || Trim(inside->out) != "true") {
+  ARBOR_TRY_ASSIGN(auto inside, RunGit("rev-parse --is-inside-work-tree", repo_));
+  if (inside.exit_code != 0 || Trim(inside.out) != "true") {
     return MakeError(repo_ + " is not a git repository");
   }
-  auto top = Git("rev-parse --show-toplevel", repo_);
-  if (!top) return top.error();
-  if (Canonical(*top) != repo_) {
-    return MakeError(repo_ + " is inside the git repository " + *top +
+  ARBOR_TRY_ASSIGN(auto top, Git("rev-parse --show-toplevel", repo_));
+  if (Canonical(top) != repo_) {
+    return MakeError(repo_ + " is inside the git repository " + top +
                      "; set the workspace to the repository's top directory");
   }
-  auto head = RunGit("rev-parse --verify -q HEAD^{commit}", repo_);
-  if (!head) return head.error();
-  if (head->exit_code != 0) return MakeError(repo_ + " has no commits yet");
-  std::string head_sha = Trim(head->out);
+  ARBOR_TRY_ASSIGN(auto head, RunGit("rev-parse --verify -q HEAD^{commit}", repo_));
+  if (head.exit_code != 0) return MakeError(repo_ + " has no commits yet");
+  std::string head_sha = Trim(head.out);
 
   ARBOR_TRY(EnsureExcluded());
   ARBOR_TRY(RefuseDirty());
-  auto valid = RunGit("check-ref-format --branch " + ShellQuote(branch()), repo_);
-  if (!valid) return valid.error();
-  if (valid->exit_code != 0) {
+  ARBOR_TRY_ASSIGN(auto valid, RunGit("check-ref-format --branch " + ShellQuote(branch()), repo_));
+  if (valid.exit_code != 0) {
     return MakeError("campaign name '" + campaign_ + "' cannot be a git branch name");
   }
-  auto exists = RunGit("rev-parse --verify -q " + ShellQuote("refs/heads/" + branch()), repo_);
-  if (!exists) return exists.error();
-  if (exists->exit_code != 0) {
+  ARBOR_TRY_ASSIGN(auto exists,
+                   RunGit("rev-parse --verify -q " + ShellQuote("refs/heads/" + branch()), repo_));
+  if (exists.exit_code != 0) {
     // The empty old value makes git refuse if the branch appeared meanwhile.
-    auto created =
-        Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + head_sha + " ''", repo_);
-    if (!created) return created.error();
+    ARBOR_TRY(
+        Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + head_sha + " ''", repo_));
   }
   return BaseCommit(head_sha);
 }
@@ -158,9 +151,8 @@ Result<std::string> GitWorkspace::BaseCommit(const std::string& head) const {
   std::string path = state_dir_ + "/base";
   std::error_code ec;
   if (fs::exists(path, ec)) {
-    auto text = ReadFileBounded(path, 4096);
-    if (!text) return text.error();
-    std::string recorded = Trim(*text);
+    ARBOR_TRY_ASSIGN(auto text, ReadFileBounded(path, 4096));
+    std::string recorded = Trim(text);
     auto sha = ResolveCommit(recorded);
     if (!sha) return MakeError(path + " names '" + recorded + "', not a commit of " + repo_);
     return sha;
@@ -173,15 +165,12 @@ Result<std::string> GitWorkspace::BaseCommit(const std::string& head) const {
 
 // Adds /.arbor/ to .git/info/exclude (shared by every worktree) unless already there.
 Status GitWorkspace::EnsureExcluded() const {
-  auto rel = Git("rev-parse --git-path info/exclude", repo_);
-  if (!rel) return rel.error();
-  fs::path path = fs::path(*rel).is_absolute() ? fs::path(*rel) : fs::path(repo_) / *rel;
+  ARBOR_TRY_ASSIGN(auto rel, Git("rev-parse --git-path info/exclude", repo_));
+  fs::path path = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(repo_) / rel;
   std::string text;
   std::error_code ec;
   if (fs::exists(path, ec)) {
-    auto read = ReadFileBounded(path.string());
-    if (!read) return read.error();
-    text = *read;
+    ARBOR_TRY_ASSIGN(text, ReadFileBounded(path.string()));
   }
   for (const std::string& line : Split(text, '\n')) {
     if (Trim(line) == "/.arbor/") return {};
@@ -194,11 +183,10 @@ Status GitWorkspace::EnsureExcluded() const {
 
 Status GitWorkspace::RefuseDirty() const {
   // RunGit, not Git: porcelain lines start with a status column that may be a space.
-  auto status = RunGit("status --porcelain --untracked-files=normal", repo_);
-  if (!status) return status.error();
-  if (status->exit_code != 0) return MakeError("git status failed in " + repo_);
+  ARBOR_TRY_ASSIGN(auto status, RunGit("status --porcelain --untracked-files=normal", repo_));
+  if (status.exit_code != 0) return MakeError("git status failed in " + repo_);
   std::vector<std::string> dirty;
-  for (const std::string& line : Split(status->out, '\n')) {
+  for (const std::string& line : Split(status.out, '\n')) {
     if (line.size() < 4) continue;
     std::string path = line.substr(3);
     if (StartsWith(path, ".arbor/") || path == ".arbor") continue;
@@ -232,25 +220,22 @@ Status GitWorkspace::RemoveWorktree(const std::string& path) const {
     fs::remove_all(path, ec);  // when git did not know it, or gave up half-way
     if (ec) return MakeError("cannot remove " + path + ": " + ec.message());
   }
-  auto pruned = Git("worktree prune", repo_);
-  if (!pruned) return pruned.error();
+  ARBOR_TRY(Git("worktree prune", repo_));
   return {};
 }
 
 Result<std::string> GitWorkspace::Prepare(NodeId node, const std::string& commit) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto sha = ResolveCommit(commit);
-  if (!sha) return sha.error();
+  ARBOR_TRY_ASSIGN(auto sha, ResolveCommit(commit));
   std::string path = WorktreePath(node);
   std::error_code ec;
   if (fs::exists(path, ec)) {
-    if (IsCleanAt(path, *sha)) return path;
+    if (IsCleanAt(path, sha)) return path;
   }
   ARBOR_TRY(RemoveWorktree(path));  // also forgets a registration whose folder is gone
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return MakeError("cannot create " + fs::path(path).parent_path().string());
-  auto added = Git("worktree add --detach " + ShellQuote(path) + " " + *sha, repo_);
-  if (!added) return added.error();
+  ARBOR_TRY(Git("worktree add --detach " + ShellQuote(path) + " " + sha, repo_));
   return path;
 }
 
@@ -265,23 +250,18 @@ Result<std::string> GitWorkspace::Snapshot(NodeId node, const std::string& messa
     if (!ValidEnvName(key)) return MakeError("invalid environment variable name '" + key + "'");
   }
   ARBOR_TRY(WriteFileAtomically(path + "/" + kEnvFile, EnvFileText(overlay)));
-  auto added = Git("add -A", path);
-  if (!added) return added.error();
+  ARBOR_TRY(Git("add -A", path));
   // Arbor's own file is committed even when the repository ignores it (a `*.env` rule is
   // common): without it an environment-only keep would not move the branch, and the result
   // would live only under .arbor/.
-  auto forced = Git(std::string("add -f -- ") + kEnvFile, path);
-  if (!forced) return forced.error();
-  auto diff = RunGit("diff --cached --quiet", path);
-  if (!diff) return diff.error();
-  if (diff->exit_code != 0 && diff->exit_code != 1) {
-    return MakeError("git diff --cached failed in " + path + ": " + FirstLine(diff->err));
+  ARBOR_TRY(Git(std::string("add -f -- ") + kEnvFile, path));
+  ARBOR_TRY_ASSIGN(auto diff, RunGit("diff --cached --quiet", path));
+  if (diff.exit_code != 0 && diff.exit_code != 1) {
+    return MakeError("git diff --cached failed in " + path + ": " + FirstLine(diff.err));
   }
-  if (diff->exit_code == 1) {
+  if (diff.exit_code == 1) {
     std::string msg = message.empty() ? "arbor: node " + std::to_string(node) : message;
-    auto committed =
-        Git(std::string(kIdentity) + "commit -q --no-verify -m " + ShellQuote(msg), path);
-    if (!committed) return committed.error();
+    ARBOR_TRY(Git(std::string(kIdentity) + "commit -q --no-verify -m " + ShellQuote(msg), path));
   }
   ARBOR_TRY(VerifySnapshot(node, path, overlay));
   return Git("rev-parse HEAD", path);
@@ -293,18 +273,16 @@ Result<std::string> GitWorkspace::Snapshot(NodeId node, const std::string& messa
 Status GitWorkspace::VerifySnapshot(NodeId node, const std::string& path,
                                     const EnvOverlay& overlay) const {
   const std::string what = "node " + std::to_string(node) + ": its commit does not hold ";
-  auto held = RunGit(std::string("show HEAD:") + kEnvFile, path);
-  if (!held) return held.error();
-  if (held->exit_code != 0 || Trim(held->out) != Trim(EnvFileText(overlay))) {
+  ARBOR_TRY_ASSIGN(auto held, RunGit(std::string("show HEAD:") + kEnvFile, path));
+  if (held.exit_code != 0 || Trim(held.out) != Trim(EnvFileText(overlay))) {
     return MakeError(what + "its environment (" + kEnvFile + " differs from the overlay" +
-                     (held->exit_code != 0 ? ": " + FirstLine(held->err) : std::string()) +
+                     (held.exit_code != 0 ? ": " + FirstLine(held.err) : std::string()) +
                      "); refusing to keep a state the branch would not have");
   }
-  auto status = RunGit("status --porcelain --untracked-files=all", path);
-  if (!status) return status.error();
-  if (status->exit_code != 0 || !Trim(status->out).empty()) {
+  ARBOR_TRY_ASSIGN(auto status, RunGit("status --porcelain --untracked-files=all", path));
+  if (status.exit_code != 0 || !Trim(status.out).empty()) {
     return MakeError(what + "every file of its worktree (git status: " +
-                     FirstLine(status->exit_code != 0 ? status->err : status->out) +
+                     FirstLine(status.exit_code != 0 ? status.err : status.out) +
                      "); refusing to keep a state the branch would not have");
   }
   return {};
@@ -312,28 +290,25 @@ Status GitWorkspace::VerifySnapshot(NodeId node, const std::string& path,
 
 Status GitWorkspace::Promote(const std::string& commit) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto sha = ResolveCommit(commit);
-  if (!sha) return sha.error();
-  auto moved = Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + *sha, repo_);
-  if (!moved) return moved.error();
+  ARBOR_TRY_ASSIGN(auto sha, ResolveCommit(commit));
+  ARBOR_TRY(Git("update-ref " + ShellQuote("refs/heads/" + branch()) + " " + sha, repo_));
   // Read back: the branch is the user's result, and a keep that did not reach it must stop the
   // campaign rather than go on as if it had.
   auto tip =
       Git("rev-parse --verify -q " + ShellQuote("refs/heads/" + branch() + "^{commit}"), repo_);
-  if (!tip || *tip != *sha) {
+  if (!tip || *tip != sha) {
     return MakeError(branch() + " is at " + (tip ? *tip : "nothing") + " after moving it to " +
-                     *sha + ": the kept state did not reach the branch");
+                     sha + ": the kept state did not reach the branch");
   }
   // Every commit Arbor made holds the overlay; only the base (the user's own commit, the
   // baseline's state) may lack it.
   auto base = ReadFileBounded(state_dir_ + "/base", 4096);
   auto base_sha = base ? ResolveCommit(Trim(*base)) : Result<std::string>(base.error());
-  if (!base_sha || *base_sha != *sha) {
-    auto env = RunGit("cat-file -e " + ShellQuote(*sha + ":" + kEnvFile), repo_);
-    if (!env) return env.error();
-    if (env->exit_code != 0) {
-      return MakeError("the kept commit " + *sha + " on " + branch() + " does not hold " +
-                       kEnvFile + ": the kept environment did not reach the branch");
+  if (!base_sha || *base_sha != sha) {
+    ARBOR_TRY_ASSIGN(auto env, RunGit("cat-file -e " + ShellQuote(sha + ":" + kEnvFile), repo_));
+    if (env.exit_code != 0) {
+      return MakeError("the kept commit " + sha + " on " + branch() + " does not hold " + kEnvFile +
+                       ": the kept environment did not reach the branch");
     }
   }
   return {};
@@ -373,16 +348,14 @@ Result<std::string> GitWorkspace::Archive() {
     const std::string suffix = ".archived-" + std::to_string(n);
     const std::string to_dir = state_dir_ + suffix;
     const std::string to_ref = "refs/heads/" + branch() + suffix;
-    auto taken = RunGit("rev-parse --verify -q " + ShellQuote(to_ref), repo_);
-    if (!taken) return taken.error();
-    if (fs::exists(to_dir, ec) || taken->exit_code == 0) continue;
+    ARBOR_TRY_ASSIGN(auto taken, RunGit("rev-parse --verify -q " + ShellQuote(to_ref), repo_));
+    if (fs::exists(to_dir, ec) || taken.exit_code == 0) continue;
     const std::string from_ref = "refs/heads/" + branch();
-    auto sha = RunGit("rev-parse --verify -q " + ShellQuote(from_ref), repo_);
-    if (!sha) return sha.error();
-    if (sha->exit_code == 0) {
+    ARBOR_TRY_ASSIGN(auto sha, RunGit("rev-parse --verify -q " + ShellQuote(from_ref), repo_));
+    if (sha.exit_code == 0) {
       // Create-then-delete, each refusing if the ref moved meanwhile: the kept commits stay
       // reachable from one name or the other at every moment.
-      const std::string commit = Trim(sha->out);
+      const std::string commit = Trim(sha.out);
       ARBOR_TRY(Git("update-ref " + ShellQuote(to_ref) + " " + commit + " ''", repo_));
       ARBOR_TRY(Git("update-ref -d " + ShellQuote(from_ref) + " " + commit, repo_));
     }

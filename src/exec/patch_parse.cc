@@ -84,19 +84,17 @@ Result<std::pair<std::optional<std::string>, std::optional<std::string>>> Header
   auto second = [&](std::string first, std::string_view tail) -> Result<Names> {
     if (!tail.empty() && tail[0] == '"') {
       size_t end = 0;
-      Result<std::string> b = Unquote(tail, line, &end);
-      if (!b) return b.error();
+      ARBOR_TRY_ASSIGN(std::string b, Unquote(tail, line, &end));
       if (end != tail.size()) return Malformed(line, "text after a quoted name");
-      return Names{StripPrefix(std::move(first)), StripPrefix(std::move(*b))};
+      return Names{StripPrefix(std::move(first)), StripPrefix(std::move(b))};
     }
     return Names{StripPrefix(std::move(first)), StripPrefix(std::string(tail))};
   };
   if (!rest.empty() && rest[0] == '"') {
     size_t end = 0;
-    Result<std::string> a = Unquote(rest, line, &end);
-    if (!a) return a.error();
+    ARBOR_TRY_ASSIGN(std::string a, Unquote(rest, line, &end));
     if (end >= rest.size() || rest[end] != ' ') return Malformed(line, "one name in diff --git");
-    return second(std::move(*a), rest.substr(end + 1));
+    return second(std::move(a), rest.substr(end + 1));
   }
   if (size_t q = rest.find(" \""); q != std::string_view::npos && rest.back() == '"') {
     return second(std::string(rest.substr(0, q)), rest.substr(q + 1));
@@ -235,12 +233,11 @@ Result<std::vector<PatchFile>> ParsePatch(std::string_view diff) {
     }
     if (StartsWith(l, "diff --git ")) {
       ARBOR_TRY(close());
-      auto names = HeaderNames(l.substr(11), n);
-      if (!names) return names.error();
+      ARBOR_TRY_ASSIGN(auto names, HeaderNames(l.substr(11), n));
       cur = Section{};
       cur->line = n;
-      cur->header_old = names->first;
-      cur->header_new = names->second;
+      cur->header_old = names.first;
+      cur->header_new = names.second;
       state = State::kHeader;
       continue;
     }
@@ -265,23 +262,21 @@ Result<std::vector<PatchFile>> ParsePatch(std::string_view diff) {
         return {};
       };
       auto name = [&](size_t prefix, std::optional<std::string>* slot, bool* null) -> Status {
-        auto raw = TraditionalName(rest(prefix), n);
-        if (!raw) return raw.error();
-        if (*raw == kDevNull) {
+        ARBOR_TRY_ASSIGN(auto raw, TraditionalName(rest(prefix), n));
+        if (raw == kDevNull) {
           *null = true;
           return {};
         }
-        return Give(slot, StripPrefix(*raw), n);
+        return Give(slot, StripPrefix(raw), n);
       };
       // rename/copy from/to: the whole rest of the line or a quoted name, without a prefix.
       auto plain = [&](size_t prefix, std::optional<std::string>* slot) -> Status {
         std::string_view r = rest(prefix);
         if (r.empty() || r[0] != '"') return Give(slot, std::string(r), n);
         size_t end = 0;
-        Result<std::string> unquoted = Unquote(r, n, &end);
-        if (!unquoted) return unquoted.error();
+        ARBOR_TRY_ASSIGN(std::string unquoted, Unquote(r, n, &end));
         if (end != r.size()) return Malformed(n, "text after a quoted name");
-        return Give(slot, std::move(*unquoted), n);
+        return Give(slot, std::move(unquoted), n);
       };
       PatchFile& f = cur->file;
       if (StartsWith(l, "--- ")) {

@@ -66,11 +66,10 @@ Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
 Result<CapturedRun> RunCaptured(const std::string& command, const std::string& cwd,
                                 const std::map<std::string, std::string>& env, double timeout_s,
                                 const std::string& stdin_data) {
-  auto out_path = TempFile("arbor-out");
-  if (!out_path) return out_path.error();
+  ARBOR_TRY_ASSIGN(auto out_path, TempFile("arbor-out"));
   auto err_path = TempFile("arbor-err");
   if (!err_path) {
-    unlink(out_path->c_str());
+    unlink(out_path.c_str());
     return err_path.error();
   }
   RunSpec spec;
@@ -79,17 +78,17 @@ Result<CapturedRun> RunCaptured(const std::string& command, const std::string& c
   spec.env = env;
   spec.timeout_s = timeout_s;
   spec.stdin_data = stdin_data;
-  spec.stdout_path = *out_path;
+  spec.stdout_path = out_path;
   spec.stderr_path = *err_path;
   spec.output = RunSpec::Output::kTransient;  // read back below, then deleted
   auto run = RunCommand(spec);
   CapturedRun captured;
   if (run) {
     captured.result = *run;
-    captured.out = ReadTail(*out_path, static_cast<size_t>(spec.output_limit_bytes));
+    captured.out = ReadTail(out_path, static_cast<size_t>(spec.output_limit_bytes));
     captured.err = ReadTail(*err_path, static_cast<size_t>(spec.output_limit_bytes));
   }
-  unlink(out_path->c_str());
+  unlink(out_path.c_str());
   unlink(err_path->c_str());
   if (!run) return run.error();
   return captured;

@@ -115,9 +115,8 @@ Status ScrubFileInPlace(const std::string& path, const Scrubber& scrubber) {
     return MakeError(Errno("cannot stat " + path));
   }
   if (!S_ISREG(st.st_mode)) return {};
-  auto dirty = FileContainsSecret(path, scrubber);
-  if (!dirty.ok()) return dirty.error();
-  if (!*dirty) return {};
+  ARBOR_TRY_ASSIGN(auto dirty, FileContainsSecret(path, scrubber));
+  if (!dirty) return {};
 
   std::string tmp = path + ".scrub-XXXXXX";
   int fd = ::mkstemp(tmp.data());

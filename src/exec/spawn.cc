@@ -187,12 +187,10 @@ Status Spawn(const RunSpec& spec, CgroupUse cgroup, Spawned* spawned) {
 
   Capture& out = spawned->out;
   Capture& err = spawned->err;
-  auto out_file = OpenOutput(spec.stdout_path);
-  if (!out_file) return out_file.error();
-  auto err_file = OpenOutput(spec.stderr_path);
-  if (!err_file) return err_file.error();
-  out.file = std::move(*out_file);
-  err.file = std::move(*err_file);
+  ARBOR_TRY_ASSIGN(auto out_file, OpenOutput(spec.stdout_path));
+  ARBOR_TRY_ASSIGN(auto err_file, OpenOutput(spec.stderr_path));
+  out.file = std::move(out_file);
+  err.file = std::move(err_file);
   out.limit = err.limit = std::max(0LL, spec.output_limit_bytes);
 
   UniqueFd child_in, child_out, child_err, status_read, status_write;
@@ -230,9 +228,7 @@ Status Spawn(const RunSpec& spec, CgroupUse cgroup, Spawned* spawned) {
   }
   ProcessLimit& pids = spawned->limit;
   if (spec.max_processes) {
-    auto prepared = PrepareProcessLimit(*spec.max_processes);
-    if (!prepared) return prepared.error();
-    pids = std::move(*prepared);
+    ARBOR_TRY_ASSIGN(pids, PrepareProcessLimit(*spec.max_processes));
   } else if (cgroup == CgroupUse::kWhenAvailable) {
     // No limit to enforce: the cgroup only holds the processes (pids.max is the kernel's own
     // bound). Without a writable pids hierarchy the session, the reaper and the caller's

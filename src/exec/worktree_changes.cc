@@ -55,14 +55,13 @@ std::vector<std::string> Records(const std::string& out) {
 }
 
 Result<std::string> GitOut(const std::string& args, const std::string& worktree) {
-  Result<CapturedRun> run = RunGitCli(args, worktree);
-  if (!run) return run.error();
-  if (!run->result.ok()) {
-    std::string err = Trim(run->err);
+  ARBOR_TRY_ASSIGN(CapturedRun run, RunGitCli(args, worktree));
+  if (!run.result.ok()) {
+    std::string err = Trim(run.err);
     return MakeError("git " + args + " failed in " + worktree + ": " +
                      err.substr(0, err.find('\n')));
   }
-  return std::move(run->out);
+  return std::move(run.out);
 }
 
 // Every changed path: tracked changes with their modes, then untracked files.
@@ -72,11 +71,11 @@ Result<std::map<std::string, Change>> Changes(const std::string& worktree,
   // The index against the base (a gitlink added with update-index shows only here), then the
   // worktree against the base.
   for (const char* cached : {"--cached ", ""}) {
-    Result<std::string> raw = GitOut(std::string("diff --raw -z --no-renames ") + cached +
-                                         "--end-of-options " + ShellQuote(base_commit) + " --",
-                                     worktree);
-    if (!raw) return raw.error();
-    std::vector<std::string> records = Records(*raw);
+    ARBOR_TRY_ASSIGN(std::string raw,
+                     GitOut(std::string("diff --raw -z --no-renames ") + cached +
+                                "--end-of-options " + ShellQuote(base_commit) + " --",
+                            worktree));
+    std::vector<std::string> records = Records(raw);
     for (size_t i = 0; i + 1 < records.size(); i += 2) {
       // ":<old mode> <new mode> <old sha> <new sha> <status>" then the path.
       std::vector<std::string> fields = Split(records[i], ' ');
@@ -87,9 +86,9 @@ Result<std::map<std::string, Change>> Changes(const std::string& worktree,
       c.symlink = c.symlink || (!c.deleted && fields[1] == kSymlinkMode);
     }
   }
-  Result<std::string> status = GitOut("status --porcelain=v1 -z --untracked-files=all", worktree);
-  if (!status) return status.error();
-  std::vector<std::string> records = Records(*status);
+  ARBOR_TRY_ASSIGN(std::string status,
+                   GitOut("status --porcelain=v1 -z --untracked-files=all", worktree));
+  std::vector<std::string> records = Records(status);
   for (size_t i = 0; i < records.size(); ++i) {
     const std::string& r = records[i];
     if (r.size() < 4) return MakeError("unexpected git status output");
@@ -107,25 +106,24 @@ Result<std::map<std::string, Change>> Changes(const std::string& worktree,
 Status CheckWorktreeChanges(const std::string& worktree, const std::string& base_commit,
                             const PatchPolicy& policy) {
   ARBOR_TRY(CheckDotGit(worktree));
-  Result<std::map<std::string, Change>> changes = Changes(worktree, base_commit);
-  if (!changes) return changes.error();
+  ARBOR_TRY_ASSIGN(auto changes, Changes(worktree, base_commit));
   auto bare = [](std::string path) {
     while (EndsWith(path, "/")) path.pop_back();
     return path;
   };
-  for (const auto& [path, c] : *changes) ARBOR_TRY(CheckPathShape(bare(path)));
+  for (const auto& [path, c] : changes) ARBOR_TRY(CheckPathShape(bare(path)));
   std::set<std::string> none;
-  for (const auto& [path, c] : *changes) {
+  for (const auto& [path, c] : changes) {
     ARBOR_TRY(CheckSymlinks(worktree, bare(path), c.deleted, none));
   }
-  for (const auto& [path, c] : *changes) {
+  for (const auto& [path, c] : changes) {
     if (c.nested_repo) return Violation("submodule", bare(path), "is a nested git repository");
     if (c.gitlink) return Violation("submodule", path, "is a submodule (gitlink, mode 160000)");
     if (c.symlink) {
       return Violation("symlink", path, "is a symlink (mode 120000)");
     }
   }
-  for (const auto& [path, c] : *changes) ARBOR_TRY(CheckAllowed(bare(path), policy));
+  for (const auto& [path, c] : changes) ARBOR_TRY(CheckAllowed(bare(path), policy));
   return {};
 }
 
