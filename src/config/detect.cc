@@ -209,10 +209,9 @@ Result<Detection> Detect(const RepoFiles& repo, const HostFacts& host,
     files.erase(std::remove(files.begin(), files.end(), "c-cxx.toml"), files.end());
     if (!plan->compiler_note.empty()) d.skipped.push_back(plan->compiler_note);
   }
-  Result<StarterActions> actions = RenderStarterActions(files, ctx);
-  if (!actions.ok()) return actions.error();
-  d.actions = actions->ids;
-  for (const std::string& s : actions->skipped) d.skipped.push_back(s);
+  ARBOR_TRY_ASSIGN(StarterActions actions, RenderStarterActions(files, ctx));
+  d.actions = actions.ids;
+  for (const std::string& s : actions.skipped) d.skipped.push_back(s);
 
   const std::string name = SanitizeCampaignName(options.name);
   std::string t;
@@ -254,7 +253,7 @@ Result<Detection> Detect(const RepoFiles& repo, const HostFacts& host,
   t += "\n[kb]\nworkload = " + TomlString(name) + "\n";
   t += "\n# Starter actions (actions/*.toml in Arbor's source): what fits this project and this\n"
        "# machine. Priors and their sources are in the comments; edit, add or remove freely.\n";
-  t += actions->text;
+  t += actions.text;
   d.campaign_text = std::move(t);
   return d;
 }

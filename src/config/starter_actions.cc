@@ -226,11 +226,10 @@ Result<StarterActions> RenderStarterActions(const std::vector<std::string>& file
       if (t.name == name) file = &t;
     }
     if (file == nullptr) return MakeError("no starter catalogue file '" + name + "'");
-    auto split = SplitBlocks(file->name, file->text);
-    if (!split.ok()) return split.error();
+    ARBOR_TRY_ASSIGN(auto split, SplitBlocks(file->name, file->text));
     Chosen c;
-    c.preamble = std::move(split->first);
-    for (Block& b : split->second) {
+    c.preamble = std::move(split.first);
+    for (Block& b : split.second) {
       if (!b.systems.empty() &&
           std::find(b.systems.begin(), b.systems.end(), system) == b.systems.end()) {
         continue;

@@ -52,8 +52,7 @@ Result<MetricSource> ParseRegexSource(std::string_view text, std::string_view ex
 }
 
 Result<MetricSource> ParsePresetSource(std::string_view text, std::string_view expr) {
-  Result<PresetSource> preset = ParsePresetExpr(expr);
-  if (!preset.ok()) return preset.error();
+  ARBOR_TRY(ParsePresetExpr(expr));
   return MetricSource{MetricSource::Kind::kPreset, std::string(expr), std::string(text)};
 }
 
