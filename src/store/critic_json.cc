@@ -101,9 +101,8 @@ Result<CriticNote> DecodeCritic(std::string_view text) {
     }
     if (auto it = j.find("constraints"); it != j.end() && it->is_array()) {
       for (const auto& c : *it) {
-        auto decoded = DecodeConstraint(c);
-        if (!decoded.ok()) return decoded.error();
-        n.constraints.push_back(*decoded);
+        ARBOR_TRY_ASSIGN(auto decoded, DecodeConstraint(c));
+        n.constraints.push_back(decoded);
       }
     }
   } catch (const json::exception& e) {

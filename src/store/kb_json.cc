@@ -135,9 +135,8 @@ Result<KbEntry> FromJson(const json& j) {
   ARBOR_TRY(ReadString(j, "content_hash", &e.content_hash));
   ARBOR_TRY(ReadStrings(j, "workload", &e.workload));
   if (const json* hw = Find(j, "hardware"); hw != nullptr) {
-    auto h = HardwareFromJson(*hw);
-    if (!h.ok()) return h.error();
-    e.hardware = std::move(*h);
+    ARBOR_TRY_ASSIGN(auto h, HardwareFromJson(*hw));
+    e.hardware = std::move(h);
   }
   ARBOR_TRY(ReadString(j, "path_hash", &e.path_hash));
   ARBOR_TRY(RequireString(j, "outcome", &e.outcome));

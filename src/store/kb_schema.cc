@@ -86,20 +86,17 @@ int CurrentVersion() { return kVersion; }
 
 // 0 for an empty file; an Error for an SQLite file that is not a knowledge base.
 Result<int> ReadVersion(sqlite::Db& db, const std::string& path) {
-  auto has_meta = db.QueryText(kHasMeta);
-  if (!has_meta.ok()) return has_meta.error();
-  if (*has_meta == "0") {
-    auto tables = db.QueryText(kHasTables);
-    if (!tables.ok()) return tables.error();
-    if (*tables != "0") return MakeError(path + " is not an arbor knowledge base");
+  ARBOR_TRY_ASSIGN(auto has_meta, db.QueryText(kHasMeta));
+  if (has_meta == "0") {
+    ARBOR_TRY_ASSIGN(auto tables, db.QueryText(kHasTables));
+    if (tables != "0") return MakeError(path + " is not an arbor knowledge base");
     return 0;
   }
-  auto text = db.QueryText(kGetVersion);
-  if (!text.ok()) return text.error();
+  ARBOR_TRY_ASSIGN(auto text, db.QueryText(kGetVersion));
   int version = 0;
-  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), version);
-  if (ec != std::errc() || p != text->data() + text->size() || version <= 0) {
-    return MakeError(path + " is not an arbor knowledge base (schema_version '" + *text + "')");
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || p != text.data() + text.size() || version <= 0) {
+    return MakeError(path + " is not an arbor knowledge base (schema_version '" + text + "')");
   }
   if (version > kVersion) {
     return MakeError(path + " has knowledge-base schema version " + std::to_string(version) +
@@ -114,12 +111,10 @@ Status Migrate(sqlite::Db& db, const std::string& path) {
   if (current.ok() && *current == kVersion) return {};
   // Re-read under the lock: another process may be creating the same file right now.
   return InTransaction(db, [&]() -> Status {
-    auto version = ReadVersion(db, path);
-    if (!version.ok()) return version.error();
-    for (int v = *version; v < kVersion; ++v) ARBOR_TRY(kMigrations[v](db));
-    auto set = db.Use(kSetVersion);
-    if (!set.ok()) return set.error();
-    return set->Bind(1, std::to_string(kVersion)).Run();
+    ARBOR_TRY_ASSIGN(auto version, ReadVersion(db, path));
+    for (int v = version; v < kVersion; ++v) ARBOR_TRY(kMigrations[v](db));
+    ARBOR_TRY_ASSIGN(auto set, db.Use(kSetVersion));
+    return set.Bind(1, std::to_string(kVersion)).Run();
   });
 }
 
@@ -127,9 +122,8 @@ Status Configure(sqlite::Db& db, bool read_only) {
   // Writers hold the lock for one short transaction; two campaigns queue rather than fail.
   sqlite3_busy_timeout(db.raw(), 10000);
   if (read_only) return db.Exec("PRAGMA query_only = ON");
-  auto journal = db.QueryText("PRAGMA journal_mode = WAL");
-  if (!journal.ok()) return journal.error();
-  if (*journal != "wal") return MakeError("cannot switch to WAL (journal_mode=" + *journal + ")");
+  ARBOR_TRY_ASSIGN(auto journal, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (journal != "wal") return MakeError("cannot switch to WAL (journal_mode=" + journal + ")");
   return db.Exec("PRAGMA synchronous = NORMAL");
 }
 

@@ -38,9 +38,8 @@ void BindEntry(sqlite::ScopedStmt& s, const KbEntry& e);
 // succeeds, rolled back when it or the COMMIT fails (the first error is returned).
 template <typename F>
 auto InTransaction(sqlite::Db& db, F body) -> decltype(body()) {
-  auto begin = db.Use("BEGIN IMMEDIATE");
-  if (!begin.ok()) return begin.error();
-  if (Status s = begin->Run(); !s.ok()) return s.error();
+  ARBOR_TRY_ASSIGN(auto begin, db.Use("BEGIN IMMEDIATE"));
+  if (Status s = begin.Run(); !s.ok()) return s.error();
   auto result = body();
   if (result.ok()) {
     auto commit = db.Use("COMMIT");

@@ -101,20 +101,20 @@ Result<std::unique_ptr<KbStore>> KbStore::Open(const std::string& path, OpenMode
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (ec) return MakeError("cannot create " + parent.string() + ": " + ec.message());
   }
-  auto db = sqlite::Db::Open(
-      path, read_only ? sqlite::OpenFlags::kReadOnly : sqlite::OpenFlags::kReadWriteCreate);
-  if (!db.ok()) return db.error();
-  Status s = kb_schema::Configure(*db, read_only);
+  ARBOR_TRY_ASSIGN(auto db,
+                   sqlite::Db::Open(path, read_only ? sqlite::OpenFlags::kReadOnly
+                                                    : sqlite::OpenFlags::kReadWriteCreate));
+  Status s = kb_schema::Configure(db, read_only);
   if (s.ok()) {
     if (read_only) {
-      auto version = kb_schema::ReadVersion(*db, path);
+      auto version = kb_schema::ReadVersion(db, path);
       if (!version.ok()) {
         s = version.error();
       } else if (*version == 0) {
         s = MakeError("no knowledge base at " + path + " (the file is empty)");
       }
     } else {
-      s = kb_schema::Migrate(*db, path);
+      s = kb_schema::Migrate(db, path);
     }
   }
   if (!s.ok()) {
@@ -122,7 +122,7 @@ Result<std::unique_ptr<KbStore>> KbStore::Open(const std::string& path, OpenMode
     if (s.error().message.find(path) != std::string::npos) return s.error();
     return MakeError("knowledge base " + path + ": " + s.error().message);
   }
-  return std::unique_ptr<KbStore>(new KbStore(path, mode, std::move(*db)));
+  return std::unique_ptr<KbStore>(new KbStore(path, mode, std::move(db)));
 }
 
 Error KbStore::Fail(const std::string& what, const Error& e) const {
@@ -155,12 +155,10 @@ Result<std::vector<KbEntry>> KbStore::Select(const std::string& where,
   }
   std::vector<KbEntry> out;
   for (;;) {
-    auto row = s.Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    auto e = ReadEntry(s);
-    if (!e.ok()) return e.error();
-    out.push_back(std::move(*e));
+    ARBOR_TRY_ASSIGN(auto row, s.Step());
+    if (!row) break;
+    ARBOR_TRY_ASSIGN(auto e, ReadEntry(s));
+    out.push_back(std::move(e));
   }
   return out;
 }
@@ -221,8 +219,7 @@ Result<std::optional<KbEntry>> KbStore::Get(int64_t id) {
 }
 
 Status KbStore::Record(const std::vector<KbEntry>& entries) {
-  auto r = Import(entries);
-  if (!r.ok()) return r.error();
+  ARBOR_TRY(Import(entries));
   return {};
 }
 
@@ -240,19 +237,15 @@ Result<KbImportResult> KbStore::InsertLocked(const std::vector<KbEntry>& entries
   for (const KbEntry& in : entries) {
     // Looked up rather than INSERT OR IGNORE, which would burn an AUTOINCREMENT id per
     // duplicate and leave gaps in the ids users type.
-    auto known = db_.Use(kUidExists);
-    if (!known.ok()) return known.error();
-    auto row = known->Bind(1, in.uid).Step();
-    if (!row.ok()) return row.error();
-    if (*row) {
+    ARBOR_TRY_ASSIGN(auto known, db_.Use(kUidExists));
+    ARBOR_TRY_ASSIGN(auto row, known.Bind(1, in.uid).Step());
+    if (row) {
       ++result.duplicates;
       continue;
     }
-    auto s = db_.Use(kb_schema::kInsert);
-    if (!s.ok()) return s.error();
-    kb_schema::BindEntry(*s, in);
-    if (Status r = s->Run(); !r.ok())
-      return MakeError("entry " + in.uid + ": " + r.error().message);
+    ARBOR_TRY_ASSIGN(auto s, db_.Use(kb_schema::kInsert));
+    kb_schema::BindEntry(s, in);
+    if (Status r = s.Run(); !r.ok()) return MakeError("entry " + in.uid + ": " + r.error().message);
     ++result.inserted;
     // Compared as it reads back (sorted workload and ISA, cleaned text), like its peers.
     KbEntry e = in;
@@ -270,24 +263,20 @@ Result<KbImportResult> KbStore::InsertLocked(const std::vector<KbEntry>& entries
 Status KbStore::DetectConflicts(const KbEntry& e) {
   std::vector<KbEntry> others;
   {
-    auto s = db_.Use(kb_schema::kSameContext);
-    if (!s.ok()) return s.error();
-    s->Bind(1, e.action_id).Bind(2, e.value).Bind(3, e.content_hash);
-    s->Bind(4, EncodeWorkload(e.workload)).Bind(5, e.hardware.Encode()).Bind(6, e.path_hash);
-    s->Bind(7, e.id);
+    ARBOR_TRY_ASSIGN(auto s, db_.Use(kb_schema::kSameContext));
+    s.Bind(1, e.action_id).Bind(2, e.value).Bind(3, e.content_hash);
+    s.Bind(4, EncodeWorkload(e.workload)).Bind(5, e.hardware.Encode()).Bind(6, e.path_hash);
+    s.Bind(7, e.id);
     for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.error();
-      if (!*row) break;
-      auto other = ReadEntry(*s);
-      if (!other.ok()) return other.error();
-      if (SameContext(e, *other)) others.push_back(std::move(*other));
+      ARBOR_TRY_ASSIGN(auto row, s.Step());
+      if (!row) break;
+      ARBOR_TRY_ASSIGN(auto other, ReadEntry(s));
+      if (SameContext(e, other)) others.push_back(std::move(other));
     }
   }
   auto set_superseded = [&](int64_t id, int64_t by) -> Status {
-    auto u = db_.Use(kSetSuperseded);
-    if (!u.ok()) return u.error();
-    return u->Bind(1, id).Bind(2, by).Run();
+    ARBOR_TRY_ASSIGN(auto u, db_.Use(kSetSuperseded));
+    return u.Bind(1, id).Bind(2, by).Run();
   };
   // Replaced on arrival: a superseded entry takes no part in conflicts.
   for (const KbEntry& o : others) {
@@ -298,9 +287,8 @@ Status KbStore::DetectConflicts(const KbEntry& e) {
     if (rel == KbRelation::kSupersedes) ARBOR_TRY(set_superseded(o.id, e.id));
     if (rel != KbRelation::kConflict) continue;
     for (const auto& [self, other] : {std::pair{&e, &o}, std::pair{&o, &e}}) {
-      auto u = db_.Use(kAddConflict);
-      if (!u.ok()) return u.error();
-      ARBOR_TRY(u->Bind(1, self->id).Bind(2, ConflictNote(*self, *other)).Run());
+      ARBOR_TRY_ASSIGN(auto u, db_.Use(kAddConflict));
+      ARBOR_TRY(u.Bind(1, self->id).Bind(2, ConflictNote(*self, *other)).Run());
     }
   }
   return {};
@@ -355,13 +343,11 @@ Status KbStore::RepairAfterDelete() {
   ARBOR_TRY(db_.Exec(kClearDangling));
   std::vector<std::pair<int64_t, std::string>> conflicted;
   {
-    auto s = db_.Use(kConflicted);
-    if (!s.ok()) return s.error();
+    ARBOR_TRY_ASSIGN(auto s, db_.Use(kConflicted));
     for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.error();
-      if (!*row) break;
-      conflicted.emplace_back(s->Int(0), std::string(s->Text(1)));
+      ARBOR_TRY_ASSIGN(auto row, s.Step());
+      if (!row) break;
+      conflicted.emplace_back(s.Int(0), std::string(s.Text(1)));
     }
   }
   for (const auto& [id, text] : conflicted) {
@@ -369,19 +355,16 @@ Status KbStore::RepairAfterDelete() {
     for (const std::string& clause : Split(text, ';')) {
       std::string c = Trim(clause);
       if (const int64_t target = NoteTarget(c); target != 0) {
-        auto s = db_.Use(kExists);
-        if (!s.ok()) return s.error();
-        auto row = s->Bind(1, target).Step();
-        if (!row.ok()) return row.error();
-        if (!*row) continue;
+        ARBOR_TRY_ASSIGN(auto s, db_.Use(kExists));
+        ARBOR_TRY_ASSIGN(auto row, s.Bind(1, target).Step());
+        if (!row) continue;
       }
       kept.push_back(c);
     }
     std::string repaired = Join(kept, "; ");
     if (repaired == text) continue;
-    auto u = db_.Use(kSetConflict);
-    if (!u.ok()) return u.error();
-    ARBOR_TRY(u->Bind(1, id).Bind(2, repaired).Run());
+    ARBOR_TRY_ASSIGN(auto u, db_.Use(kSetConflict));
+    ARBOR_TRY(u.Bind(1, id).Bind(2, repaired).Run());
   }
   return {};
 }

@@ -162,13 +162,12 @@ Result<int> ReadVersion(sqlite::Db& db, const std::string& path) {
 }
 
 Status CheckReadable(sqlite::Db& db, const std::string& path) {
-  auto version = ReadVersion(db, path);
-  if (!version.ok()) return version.error();
+  ARBOR_TRY_ASSIGN(auto version, ReadVersion(db, path));
   const int known = CurrentVersion();
-  if (*version == 0) return MakeError("no campaign state at " + path + " (the store is empty)");
-  if (*version > known) return TooNew(path, *version, known);
-  if (*version < known) {
-    return MakeError(path + " has schema version " + std::to_string(*version) +
+  if (version == 0) return MakeError("no campaign state at " + path + " (the store is empty)");
+  if (version > known) return TooNew(path, version, known);
+  if (version < known) {
+    return MakeError(path + " has schema version " + std::to_string(version) +
                      "; open it read-write once (arbor run/resume) to upgrade it to " +
                      std::to_string(known));
   }
@@ -190,21 +189,19 @@ Status MigrateWith(sqlite::Db& db, const std::string& path, std::span<const Migr
     // same file concurrently, and the IMMEDIATE lock makes exactly one of them do each step.
     bool done = false;
     Status s = InTransaction(db, [&]() -> Status {
-      auto version = ReadVersion(db, path);
-      if (!version.ok()) return version.error();
-      if (*version > known) return TooNew(path, *version, known);
-      if (*version == known) {
+      ARBOR_TRY_ASSIGN(auto version, ReadVersion(db, path));
+      if (version > known) return TooNew(path, version, known);
+      if (version == known) {
         done = true;
         return {};
       }
-      Status m = migrations[*version](db);
+      Status m = migrations[version](db);
       if (!m.ok()) {
-        return MakeError(path + ": migration to schema version " + std::to_string(*version + 1) +
+        return MakeError(path + ": migration to schema version " + std::to_string(version + 1) +
                          " failed: " + m.error().message);
       }
-      auto set = db.Use(kSetVersion);
-      if (!set.ok()) return set.error();
-      return set->Bind(1, std::to_string(*version + 1)).Run();
+      ARBOR_TRY_ASSIGN(auto set, db.Use(kSetVersion));
+      return set.Bind(1, std::to_string(version + 1)).Run();
     });
     if (!s.ok() || done) return s;
   }

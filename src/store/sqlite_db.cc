@@ -33,8 +33,7 @@ Result<bool> ScopedStmt::Step() {
 }
 
 Status ScopedStmt::Run() {
-  auto r = Step();
-  if (!r.ok()) return r.error();
+  ARBOR_TRY(Step());
   return {};
 }
 
@@ -85,23 +84,19 @@ Result<ScopedStmt> Db::Use(const char* sql) {
 }
 
 Result<std::string> Db::QueryText(const char* sql) {
-  auto stmt = Use(sql);
-  if (!stmt.ok()) return stmt.error();
-  auto row = stmt->Step();
-  if (!row.ok()) return row.error();
-  return *row ? std::string(stmt->Text(0)) : std::string();
+  ARBOR_TRY_ASSIGN(auto stmt, Use(sql));
+  ARBOR_TRY_ASSIGN(auto row, stmt.Step());
+  return row ? std::string(stmt.Text(0)) : std::string();
 }
 
 Result<std::string> Db::IntegrityCheck() {
-  auto s = Use("PRAGMA integrity_check");
-  if (!s.ok()) return s.error();
+  ARBOR_TRY_ASSIGN(auto s, Use("PRAGMA integrity_check"));
   std::string out;
   for (;;) {
-    auto row = s->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
+    ARBOR_TRY_ASSIGN(auto row, s.Step());
+    if (!row) break;
     if (!out.empty()) out += '\n';
-    out += s->Text(0);
+    out += s.Text(0);
   }
   return out;
 }

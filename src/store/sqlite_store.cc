@@ -61,10 +61,9 @@ Status Configure(sqlite::Db& db, OpenMode mode) {
   // is one append to the log. synchronous=NORMAL skips the fsync per commit: a committed
   // transaction is in the OS page cache when COMMIT returns, so it survives kill -9 of this
   // process; only an OS crash or power loss can drop the last commits (never corrupt).
-  auto journal = db.QueryText("PRAGMA journal_mode = WAL");
-  if (!journal.ok()) return journal.error();
-  if (*journal != "wal")
-    return MakeError("cannot switch to WAL mode (journal_mode=" + *journal + ")");
+  ARBOR_TRY_ASSIGN(auto journal, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (journal != "wal")
+    return MakeError("cannot switch to WAL mode (journal_mode=" + journal + ")");
   return db.Exec("PRAGMA synchronous = NORMAL");
 }
 
@@ -112,13 +111,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
   if (read_only && !std::filesystem::exists(path, ec)) {
     return MakeError("no campaign state at " + path);
   }
-  auto db = sqlite::Db::Open(
-      path, read_only ? sqlite::OpenFlags::kReadOnly : sqlite::OpenFlags::kReadWriteCreate);
-  if (!db.ok()) return db.error();
-  Status configured = Configure(*db, mode);
+  ARBOR_TRY_ASSIGN(auto db,
+                   sqlite::Db::Open(path, read_only ? sqlite::OpenFlags::kReadOnly
+                                                    : sqlite::OpenFlags::kReadWriteCreate));
+  Status configured = Configure(db, mode);
   if (!configured.ok()) return MakeError("store " + path + ": " + configured.error().message);
-  ARBOR_TRY(read_only ? store_schema::CheckReadable(*db, path) : store_schema::Migrate(*db, path));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(path, mode, std::move(*db)));
+  ARBOR_TRY(read_only ? store_schema::CheckReadable(db, path) : store_schema::Migrate(db, path));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, mode, std::move(db)));
 }
 
 Error SqliteStore::Fail(const std::string& what, const Error& e) const {
@@ -160,20 +159,19 @@ Status SqliteStore::ApplyLocked(const Mutation& m) {
 Status SqliteStore::WriteNode(const Node& n) {
   Status valid = CheckNode(n);
   if (!valid.ok()) return MakeError("node " + std::to_string(n.id) + ": " + valid.error().message);
-  auto s = db_.Use(kUpsertNode);
-  if (!s.ok()) return s.error();
-  s->Bind(1, static_cast<int64_t>(n.id));
-  BindNode(*s, 2, n.parent);
-  s->Bind(3, n.action_id).Bind(4, n.value).Bind(5, n.category).Bind(6, n.layer);
-  s->Bind(7, OutcomeName(n.outcome)).Bind(8, StepName(n.step));
-  s->Bind(9, static_cast<int64_t>(n.seq)).Bind(10, n.commit);
-  s->Bind(11, store_json::EncodeOverlay(n.overlay));
-  BindOptional(*s, 12, n.metric);
-  BindOptional(*s, 13, n.gain);
-  s->Bind(14, n.diagnosis).Bind(15, store_json::EncodeScore(n.score));
-  s->Bind(16, n.created_s).Bind(17, n.finished_s).Bind(18, n.cost_s).Bind(19, n.summary);
-  s->Bind(20, store_json::EncodeCritic(n.critic)).Bind(21, store_json::EncodeAgent(n.agent));
-  Status r = s->Run();
+  ARBOR_TRY_ASSIGN(auto s, db_.Use(kUpsertNode));
+  s.Bind(1, static_cast<int64_t>(n.id));
+  BindNode(s, 2, n.parent);
+  s.Bind(3, n.action_id).Bind(4, n.value).Bind(5, n.category).Bind(6, n.layer);
+  s.Bind(7, OutcomeName(n.outcome)).Bind(8, StepName(n.step));
+  s.Bind(9, static_cast<int64_t>(n.seq)).Bind(10, n.commit);
+  s.Bind(11, store_json::EncodeOverlay(n.overlay));
+  BindOptional(s, 12, n.metric);
+  BindOptional(s, 13, n.gain);
+  s.Bind(14, n.diagnosis).Bind(15, store_json::EncodeScore(n.score));
+  s.Bind(16, n.created_s).Bind(17, n.finished_s).Bind(18, n.cost_s).Bind(19, n.summary);
+  s.Bind(20, store_json::EncodeCritic(n.critic)).Bind(21, store_json::EncodeAgent(n.agent));
+  Status r = s.Run();
   if (!r.ok()) return MakeError("node " + std::to_string(n.id) + ": " + r.error().message);
   return {};
 }
@@ -183,21 +181,19 @@ Status SqliteStore::WriteSample(const Sample& sample) {
                             "', rep " + std::to_string(sample.rep) + ")";
   Status valid = RequireNumber(sample.value, "value");
   if (!valid.ok()) return MakeError(where + ": " + valid.error().message);
-  auto s = db_.Use(kUpsertSample);
-  if (!s.ok()) return s.error();
-  s->Bind(1, static_cast<int64_t>(sample.node)).Bind(2, sample.arm);
-  s->Bind(3, static_cast<int64_t>(sample.rep)).Bind(4, sample.value);
-  s->Bind(5, store_json::EncodeNumbers(sample.extra));
-  Status r = s->Run();
+  ARBOR_TRY_ASSIGN(auto s, db_.Use(kUpsertSample));
+  s.Bind(1, static_cast<int64_t>(sample.node)).Bind(2, sample.arm);
+  s.Bind(3, static_cast<int64_t>(sample.rep)).Bind(4, sample.value);
+  s.Bind(5, store_json::EncodeNumbers(sample.extra));
+  Status r = s.Run();
   if (!r.ok()) return MakeError(where + ": " + r.error().message);
   return {};
 }
 
 Status SqliteStore::WriteProfile(NodeId node, const Profile& p) {
-  auto s = db_.Use(kUpsertProfile);
-  if (!s.ok()) return s.error();
-  s->Bind(1, static_cast<int64_t>(node)).Bind(2, store_json::EncodeProfile(p));
-  Status r = s->Run();
+  ARBOR_TRY_ASSIGN(auto s, db_.Use(kUpsertProfile));
+  s.Bind(1, static_cast<int64_t>(node)).Bind(2, store_json::EncodeProfile(p));
+  Status r = s.Run();
   if (!r.ok())
     return MakeError("profile of node " + std::to_string(node) + ": " + r.error().message);
   return {};
@@ -210,20 +206,18 @@ Status SqliteStore::WriteEvent(const Event& e) {
   }
   Status valid = RequireNumber(e.t, "t");
   if (!valid.ok()) return MakeError(where + ": " + valid.error().message);
-  auto s = db_.Use(kInsertEvent);
-  if (!s.ok()) return s.error();
-  BindNode(*s, 1, e.node);
-  s->Bind(2, e.kind).Bind(3, e.message).Bind(4, e.data).Bind(5, e.t);
-  Status r = s->Run();
+  ARBOR_TRY_ASSIGN(auto s, db_.Use(kInsertEvent));
+  BindNode(s, 1, e.node);
+  s.Bind(2, e.kind).Bind(3, e.message).Bind(4, e.data).Bind(5, e.t);
+  Status r = s.Run();
   if (!r.ok()) return MakeError(where + ": " + r.error().message);
   return {};
 }
 
 Status SqliteStore::WriteMeta(const CampaignMeta& meta) {
   for (const auto& [key, value] : meta_codec::Encode(meta)) {
-    auto s = db_.Use(kUpsertMeta);
-    if (!s.ok()) return s.error();
-    Status r = s->Bind(1, key).Bind(2, value).Run();
+    ARBOR_TRY_ASSIGN(auto s, db_.Use(kUpsertMeta));
+    Status r = s.Bind(1, key).Bind(2, value).Run();
     if (!r.ok()) return MakeError("meta '" + key + "': " + r.error().message);
   }
   return {};

@@ -31,10 +31,9 @@ constexpr const char* kSelectPrompts =
 Status SqliteStore::WriteAction(const ActionSpec& a) {
   // The id is the row's key; an empty one is a bug upstream, not a row to keep.
   if (a.id.empty()) return MakeError("action with an empty id");
-  auto s = db_.Use(kUpsertAction);
-  if (!s.ok()) return s.error();
-  s->Bind(1, a.id).Bind(2, store_json::EncodeAction(a));
-  Status r = s->Run();
+  ARBOR_TRY_ASSIGN(auto s, db_.Use(kUpsertAction));
+  s.Bind(1, a.id).Bind(2, store_json::EncodeAction(a));
+  Status r = s.Run();
   if (!r.ok()) return MakeError("action '" + a.id + "': " + r.error().message);
   return {};
 }
@@ -42,11 +41,10 @@ Status SqliteStore::WriteAction(const ActionSpec& a) {
 Status SqliteStore::WritePrompt(const Mutation::Prompt& p) {
   const std::string where = "prompt '" + p.kind + "' of node " + std::to_string(p.node);
   if (p.kind.empty()) return MakeError(where + ": empty kind");
-  auto s = db_.Use(kUpsertPrompt);
-  if (!s.ok()) return s.error();
+  ARBOR_TRY_ASSIGN(auto s, db_.Use(kUpsertPrompt));
   // kNoNode is bound as 0, not NULL: no node 0 exists, so COMMIT fails on the foreign key.
-  s->Bind(1, static_cast<int64_t>(p.node)).Bind(2, p.kind).Bind(3, p.text);
-  Status r = s->Run();
+  s.Bind(1, static_cast<int64_t>(p.node)).Bind(2, p.kind).Bind(3, p.text);
+  Status r = s.Run();
   if (!r.ok()) return MakeError(where + ": " + r.error().message);
   return {};
 }

@@ -328,12 +328,11 @@ std::string EncodeProfile(const Profile& profile) {
 }
 
 Result<Profile> DecodeProfile(std::string_view text) {
-  auto j = ParseObject(text, "profile");
-  if (!j.ok()) return j.error();
+  ARBOR_TRY_ASSIGN(auto j, ParseObject(text, "profile"));
   Profile out;
-  if (!ReadField(*j, "total_s", &out.total_s)) return BadField("profile", "total_s");
-  auto it = j->find("components");
-  if (it == j->end()) return out;
+  if (!ReadField(j, "total_s", &out.total_s)) return BadField("profile", "total_s");
+  auto it = j.find("components");
+  if (it == j.end()) return out;
   if (!it->is_array()) return BadField("profile", "components");
   for (const auto& c : *it) {
     if (!c.is_object()) return BadField("profile", "components");
@@ -343,8 +342,8 @@ Result<Profile> DecodeProfile(std::string_view text) {
     if (!ReadField(c, "share", &comp.share)) return BadField("profile", "share");
     out.components.push_back(std::move(comp));
   }
-  auto raw = j->find("raw");
-  if (raw == j->end()) return out;
+  auto raw = j.find("raw");
+  if (raw == j.end()) return out;
   if (!raw->is_array()) return BadField("profile", "raw");
   for (const auto& r : *raw) {
     std::pair<std::string, double> entry;

@@ -181,9 +181,8 @@ std::string EncodeAgent(const AgentNote& n) {
 Result<AgentNote> DecodeAgent(std::string_view text) {
   AgentNote n;
   if (text.empty() || text == "{}") return n;  // the common case; skips the parser
-  auto j = ParseObject(text, "agent");
-  if (!j.ok()) return j.error();
-  FieldReader r(*j, "agent");
+  ARBOR_TRY_ASSIGN(auto j, ParseObject(text, "agent"));
+  FieldReader r(j, "agent");
   std::string backend(SpecialistBackendName(n.backend));
   r.Read("backend", &backend);
   r.Read("domain", &n.domain);
@@ -227,10 +226,9 @@ std::string EncodeAction(const ActionSpec& a) {
 }
 
 Result<ActionSpec> DecodeAction(std::string_view text) {
-  auto j = ParseObject(text, "action");
-  if (!j.ok()) return j.error();
+  ARBOR_TRY_ASSIGN(auto j, ParseObject(text, "action"));
   ActionSpec a;
-  FieldReader r(*j, "action");
+  FieldReader r(j, "action");
   r.Read("id", &a.id);
   r.Read("layer", &a.layer);
   r.Read("category", &a.category);
@@ -246,10 +244,10 @@ Result<ActionSpec> DecodeAction(std::string_view text) {
   r.Read("line", &a.line);
   r.Read("proposed_by", &a.proposed_by);
   r.Read("content_hash", &a.content_hash);
-  auto apply = j->find("apply");
-  if (apply != j->end() && !apply->is_object()) r.Reject("apply");
+  auto apply = j.find("apply");
+  if (apply != j.end() && !apply->is_object()) r.Reject("apply");
   ARBOR_TRY(r.status());
-  if (apply != j->end()) ARBOR_TRY(DecodeApply(*apply, &a.apply));
+  if (apply != j.end()) ARBOR_TRY(DecodeApply(*apply, &a.apply));
   if (a.id.empty()) {
     return MakeError("malformed action JSON: field 'id' is missing: " +
                      std::string(text.substr(0, 80)));
