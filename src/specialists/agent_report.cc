@@ -176,9 +176,7 @@ void ValidateProposals(const json& array, const CampaignSpec& spec, std::set<std
 Result<AgentReport> ParseAgentReport(std::string_view text, const CampaignSpec& spec,
                                      const std::set<std::string>& known_ids,
                                      const std::string& proposed_by) {
-  Result<json> parsed = ParseJson(text, "report");
-  if (!parsed) return parsed.error();
-  const json& object = *parsed;
+  ARBOR_TRY_ASSIGN(const json object, ParseJson(text, "report"));
   if (!object.is_object())
     return MakeError("report: expected a JSON object, got " + std::string(object.type_name()));
   AgentReport report;
@@ -204,13 +202,12 @@ Status ParseProposals(std::string_view text, const CampaignSpec& spec,
                       const std::set<std::string>& known_ids, const std::string& proposed_by,
                       int max, std::vector<ActionSpec>* accepted,
                       std::vector<std::string>* rejected) {
-  Result<json> parsed = ParseJson(text, "proposals");
-  if (!parsed) return parsed.error();
-  if (!parsed->is_array()) {
+  ARBOR_TRY_ASSIGN(json parsed, ParseJson(text, "proposals"));
+  if (!parsed.is_array()) {
     return MakeError("proposals: expected a JSON array of actions, got " +
-                     std::string(parsed->type_name()));
+                     std::string(parsed.type_name()));
   }
-  ValidateProposals(*parsed, spec, known_ids, proposed_by, max, accepted, rejected);
+  ValidateProposals(parsed, spec, known_ids, proposed_by, max, accepted, rejected);
   return {};
 }
 

@@ -130,9 +130,8 @@ Result<std::optional<std::string>> ReadReport(const fs::path& dir) {
   fs::path path = dir / "result.json";
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::optional<std::string>();
-  Result<std::string> text = ReadFileBounded(path.string(), kMaxReportBytes);
-  if (!text) return text.error();
-  return std::optional<std::string>(std::move(*text));
+  ARBOR_TRY_ASSIGN(std::string text, ReadFileBounded(path.string(), kMaxReportBytes));
+  return std::optional<std::string>(std::move(text));
 }
 
 // Whether the worktree differs from `base` (tracked changes or untracked files), and whether
@@ -144,18 +143,17 @@ struct Changed {
 
 Result<Changed> WorktreeChanged(const std::string& worktree, const std::string& base) {
   Changed c;
-  Result<CapturedRun> status = RunGitCli("status --porcelain -z --untracked-files=all", worktree);
-  if (!status) return status.error();
-  if (!status->result.ok()) return MakeError("git status failed in " + worktree);
-  c.files = !status->out.empty();
-  Result<CapturedRun> head = RunGitCli("rev-parse HEAD", worktree);
-  if (!head) return head.error();
-  c.head = Trim(head->out);
+  ARBOR_TRY_ASSIGN(CapturedRun status,
+                   RunGitCli("status --porcelain -z --untracked-files=all", worktree));
+  if (!status.result.ok()) return MakeError("git status failed in " + worktree);
+  c.files = !status.out.empty();
+  ARBOR_TRY_ASSIGN(CapturedRun head, RunGitCli("rev-parse HEAD", worktree));
+  c.head = Trim(head.out);
   if (!base.empty() && c.head != base) {
-    Result<CapturedRun> diff =
-        RunGitCli("diff --quiet --end-of-options " + ShellQuote(base) + " --", worktree);
-    if (!diff) return diff.error();
-    c.files = c.files || !diff->result.ok();
+    ARBOR_TRY_ASSIGN(
+        CapturedRun diff,
+        RunGitCli("diff --quiet --end-of-options " + ShellQuote(base) + " --", worktree));
+    c.files = c.files || !diff.result.ok();
   }
   return c;
 }

@@ -51,12 +51,11 @@ Result<std::vector<Block>> Blocks(std::string_view text) {
 }  // namespace
 
 Result<LlmAnswer> ParseLlmAnswer(std::string_view content) {
-  Result<std::vector<Block>> blocks = Blocks(content);
-  if (!blocks) return blocks.error();
+  ARBOR_TRY_ASSIGN(std::vector<Block> blocks, Blocks(content));
   LlmAnswer answer;
   std::set<std::string> paths;
   bool has_json = false;
-  for (Block& b : *blocks) {
+  for (Block& b : blocks) {
     std::string kind = b.info.substr(0, b.info.find_first_of(" \t"));
     bool bare_diff =
         b.info.empty() && (StartsWith(b.body, "diff --git ") || StartsWith(b.body, "--- "));

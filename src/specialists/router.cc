@@ -24,10 +24,9 @@ struct Skills {
 
 Result<Skills> LoadSkills(const CampaignSpec& spec, const std::string& domain) {
   std::vector<std::string> dirs = SkillDirs(spec);
-  Result<std::string> protocol = LoadSkill(dirs, "protocol");
-  if (!protocol) return protocol.error();
+  ARBOR_TRY_ASSIGN(std::string protocol, LoadSkill(dirs, "protocol"));
   Result<std::string> skill = LoadSkill(dirs, domain);
-  return Skills{std::move(*protocol), skill ? std::move(*skill) : std::string()};
+  return Skills{std::move(protocol), skill ? std::move(*skill) : std::string()};
 }
 
 SpecialistResult Unhandled(Verdict status, const Task& task, std::string summary,

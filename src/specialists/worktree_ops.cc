@@ -28,9 +28,8 @@ std::string GitMessage(const CapturedRun& run, size_t max) {
 }
 
 Status Git(const std::string& args, const std::string& worktree, double timeout_s) {
-  Result<CapturedRun> run = RunGitCli(args, worktree, timeout_s);
-  if (!run) return run.error();
-  if (!run->result.ok()) return MakeError("git " + args + ": " + GitMessage(*run, 1));
+  ARBOR_TRY_ASSIGN(CapturedRun run, RunGitCli(args, worktree, timeout_s));
+  if (!run.result.ok()) return MakeError("git " + args + ": " + GitMessage(run, 1));
   return {};
 }
 
