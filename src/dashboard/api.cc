@@ -61,9 +61,8 @@ Result<std::shared_ptr<DashboardApi::Snapshot>> DashboardApi::Current() {
     // rather than queue behind a reload (the store serialises its queries).
     std::unique_lock reload(reload_mu_, std::try_to_lock);
     if (!reload.owns_lock()) return snap;
-    auto probe = source_->LoadEvents(snap->version, 1);
-    if (!probe.ok()) return probe.error();
-    if (probe->empty()) return snap;
+    ARBOR_TRY_ASSIGN(auto probe, source_->LoadEvents(snap->version, 1));
+    if (probe.empty()) return snap;
     return Reload();
   }
   std::lock_guard reload(reload_mu_);
@@ -77,13 +76,11 @@ Result<std::shared_ptr<DashboardApi::Snapshot>> DashboardApi::Current() {
 Result<std::shared_ptr<DashboardApi::Snapshot>> DashboardApi::Reload() {
   // Events first, then the view: the view is then at least as new as the funnel, and any
   // event written in between makes the next request reload again.
-  auto events = source_->LoadEvents(funnel_.last_event_id(), -1);
-  if (!events.ok()) return events.error();
-  auto view = source_->LoadView();
-  if (!view.ok()) return view.error();
-  for (const Event& e : *events) funnel_.Add(e);
+  ARBOR_TRY_ASSIGN(auto events, source_->LoadEvents(funnel_.last_event_id(), -1));
+  ARBOR_TRY_ASSIGN(auto view, source_->LoadView());
+  for (const Event& e : events) funnel_.Add(e);
   auto snap = std::make_shared<Snapshot>();
-  snap->view = std::move(*view);
+  snap->view = std::move(view);
   snap->funnel = funnel_.Json(snap->view.nodes);
   snap->version = funnel_.last_event_id();
   std::lock_guard lock(mu_);
