@@ -122,16 +122,15 @@ void ComputeSelf(std::vector<Interval>* intervals) {
 
 Result<RawProfile> ImportChromeTrace(std::string_view text, TraceTracks which) {
   if (TrimBlank(text).empty()) return Fail("the profile is empty");
-  Result<Json> doc = ParseTrace(text);
-  if (!doc.ok()) return doc.error();
-  const Json* events = &*doc;
-  if (doc->is_object()) {
-    auto it = doc->find("traceEvents");
-    if (it == doc->end() || !it->is_array()) {
+  ARBOR_TRY_ASSIGN(Json doc, ParseTrace(text));
+  const Json* events = &doc;
+  if (doc.is_object()) {
+    auto it = doc.find("traceEvents");
+    if (it == doc.end() || !it->is_array()) {
       return Fail("expected a JSON array of events or an object with a \"traceEvents\" array");
     }
     events = &*it;
-  } else if (!doc->is_array()) {
+  } else if (!doc.is_array()) {
     return Fail("expected a JSON array of events or an object with a \"traceEvents\" array");
   }
 

@@ -166,13 +166,12 @@ std::optional<double> NanosecondsPer(const std::string& unit) {
 }
 
 Result<double> ReadGoogleBenchmark(const PresetReader& r, const Json& doc) {
-  auto benchmarks = r.Array(doc, "benchmarks");
-  if (!benchmarks.ok()) return benchmarks.error();
+  ARBOR_TRY_ASSIGN(auto benchmarks, r.Array(doc, "benchmarks"));
   const std::string& field = r.preset().field;
   std::vector<std::string> order;  // run names in output order
   std::map<std::string, std::vector<double>> runs;
   std::vector<std::string> names;
-  for (const Json& b : **benchmarks) {
+  for (const Json& b : *benchmarks) {
     if (!b.is_object()) return r.Fail("a \"benchmarks\" entry is not an object");
     const std::string name = StringOr(b, "name", "");
     const std::string run_name = StringOr(b, "run_name", name);
@@ -185,9 +184,7 @@ Result<double> ReadGoogleBenchmark(const PresetReader& r, const Json& doc) {
                     "' failed: " + StringOr(b, "error_message", "(no message)"));
     }
     const std::string where = "benchmark '" + name + "'";
-    auto v = r.Number(b, field, where);
-    if (!v.ok()) return v.error();
-    double value = *v;
+    ARBOR_TRY_ASSIGN(double value, r.Number(b, field, where));
     if (field == "real_time" || field == "cpu_time") {
       const std::string unit = StringOr(b, "time_unit", "ns");
       std::optional<double> scale = NanosecondsPer(unit);
@@ -206,11 +203,10 @@ Result<double> ReadGoogleBenchmark(const PresetReader& r, const Json& doc) {
 // ---- hyperfine (--export-json) -----------------------------------------------------------
 
 Result<double> ReadHyperfine(const PresetReader& r, const Json& doc) {
-  auto results = r.Array(doc, "results");
-  if (!results.ok()) return results.error();
+  ARBOR_TRY_ASSIGN(auto results, r.Array(doc, "results"));
   std::vector<Entry> entries;
   std::vector<std::string> names;
-  for (const Json& res : **results) {
+  for (const Json& res : *results) {
     if (!res.is_object()) return r.Fail("a \"results\" entry is not an object");
     const std::string command = StringOr(res, "command", "");
     names.push_back(command);
@@ -223,9 +219,8 @@ Result<double> ReadHyperfine(const PresetReader& r, const Json& doc) {
         }
       }
     }
-    auto v = r.Number(res, r.preset().field, "command '" + command + "'");
-    if (!v.ok()) return v.error();
-    entries.push_back({command, *v});
+    ARBOR_TRY_ASSIGN(auto v, r.Number(res, r.preset().field, "command '" + command + "'"));
+    entries.push_back({command, v});
   }
   if (entries.empty()) return r.NoEntries(names, "command");
   return r.GeometricMean(entries);
@@ -234,11 +229,10 @@ Result<double> ReadHyperfine(const PresetReader& r, const Json& doc) {
 // ---- pytest-benchmark (--benchmark-json) --------------------------------------------------
 
 Result<double> ReadPytestBenchmark(const PresetReader& r, const Json& doc) {
-  auto benchmarks = r.Array(doc, "benchmarks");
-  if (!benchmarks.ok()) return benchmarks.error();
+  ARBOR_TRY_ASSIGN(auto benchmarks, r.Array(doc, "benchmarks"));
   std::vector<Entry> entries;
   std::vector<std::string> names;
-  for (const Json& b : **benchmarks) {
+  for (const Json& b : *benchmarks) {
     if (!b.is_object()) return r.Fail("a \"benchmarks\" entry is not an object");
     const std::string name = StringOr(b, "name", "");
     names.push_back(name);
@@ -248,9 +242,8 @@ Result<double> ReadPytestBenchmark(const PresetReader& r, const Json& doc) {
     if (stats == b.end() || !stats->is_object()) {
       return r.Fail("not pytest-benchmark JSON: benchmark '" + name + "' has no \"stats\"");
     }
-    auto v = r.Number(*stats, r.preset().field, "benchmark '" + name + "'");
-    if (!v.ok()) return v.error();
-    entries.push_back({name, *v});
+    ARBOR_TRY_ASSIGN(auto v, r.Number(*stats, r.preset().field, "benchmark '" + name + "'"));
+    entries.push_back({name, v});
   }
   if (entries.empty()) return r.NoEntries(names, "benchmark");
   return r.GeometricMean(entries);
@@ -279,8 +272,7 @@ std::string PercentileKey(double p) {
 }
 
 Result<double> ReadFio(const PresetReader& r, const Json& doc) {
-  auto jobs = r.Array(doc, "jobs");
-  if (!jobs.ok()) return jobs.error();
+  ARBOR_TRY_ASSIGN(auto jobs, r.Array(doc, "jobs"));
   const std::string& field = r.preset().field;
   std::optional<FioPercentile> pct = ParseFioPercentileField(field);
   const bool latency = pct.has_value() || EndsWith(field, "_lat_us");
@@ -295,7 +287,7 @@ Result<double> ReadFio(const PresetReader& r, const Json& doc) {
   std::optional<double> worst;  // latency: the slowest job's
   std::vector<std::string> names;
   int matched = 0;
-  for (const Json& job : **jobs) {
+  for (const Json& job : *jobs) {
     if (!job.is_object()) return r.Fail("a \"jobs\" entry is not an object");
     const std::string name = StringOr(job, "jobname", "");
     names.push_back(name);
@@ -309,9 +301,8 @@ Result<double> ReadFio(const PresetReader& r, const Json& doc) {
       if (dir == job.end() || !dir->is_object()) continue;
       const std::string where = "job '" + name + "' " + d;
       if (!latency) {
-        auto v = r.Number(*dir, metric, where);
-        if (!v.ok()) return v.error();
-        total += *v;
+        ARBOR_TRY_ASSIGN(auto v, r.Number(*dir, metric, where));
+        total += v;
         continue;
       }
       auto ios = dir->find("total_ios");
@@ -325,13 +316,12 @@ Result<double> ReadFio(const PresetReader& r, const Json& doc) {
         if (ps == block->end() || !ps->is_object()) {
           return r.Fail(where + " has no completion-latency percentiles");
         }
-        auto v = r.Number(*ps, PercentileKey(pct->percentile), where + " percentile");
-        if (!v.ok()) return v.error();
-        us = *v * to_us;
+        ARBOR_TRY_ASSIGN(auto v,
+                         r.Number(*ps, PercentileKey(pct->percentile), where + " percentile"));
+        us = v * to_us;
       } else {
-        auto v = r.Number(*block, "mean", where + " latency");
-        if (!v.ok()) return v.error();
-        us = *v * to_us;
+        ARBOR_TRY_ASSIGN(auto v, r.Number(*block, "mean", where + " latency"));
+        us = v * to_us;
       }
       worst = std::max(worst.value_or(us), us);
     }
@@ -390,17 +380,16 @@ Result<double> ExtractPresetMetric(const MetricSource& src, std::string_view out
   PresetReader r(src, *parsed);
   try {
     if (parsed->preset == MetricPreset::kWrk) return ReadWrk(r, output);
-    Result<Json> doc = r.Document(output, metrics_file_text);
-    if (!doc.ok()) return doc.error();
+    ARBOR_TRY_ASSIGN(Json doc, r.Document(output, metrics_file_text));
     switch (parsed->preset) {
       case MetricPreset::kGoogleBenchmark:
-        return ReadGoogleBenchmark(r, *doc);
+        return ReadGoogleBenchmark(r, doc);
       case MetricPreset::kHyperfine:
-        return ReadHyperfine(r, *doc);
+        return ReadHyperfine(r, doc);
       case MetricPreset::kFio:
-        return ReadFio(r, *doc);
+        return ReadFio(r, doc);
       case MetricPreset::kPytestBenchmark:
-        return ReadPytestBenchmark(r, *doc);
+        return ReadPytestBenchmark(r, doc);
       case MetricPreset::kWrk:
         break;
     }

@@ -383,10 +383,9 @@ Result<Profile> ProfileFromJson(const Json& doc) {
   std::vector<std::string> names;
   double sum = 0;
   for (size_t i = 0; i < comps->size(); ++i) {
-    Result<Component> c = ParseComponent((*comps)[i], i, &seen, &names);
-    if (!c.ok()) return c.error();
-    sum += c->share;
-    p.components.push_back(std::move(c).value());
+    ARBOR_TRY_ASSIGN(Component c, ParseComponent((*comps)[i], i, &seen, &names));
+    sum += c.share;
+    p.components.push_back(std::move(c));
   }
   if (sum > kMaxShareSum) {
     return ProfileError("shares sum to " + FormatDouble(sum, 4) + ", more than " +
