@@ -135,8 +135,7 @@ Result<KbEntry> FromJson(const json& j) {
   ARBOR_TRY(ReadString(j, "content_hash", &e.content_hash));
   ARBOR_TRY(ReadStrings(j, "workload", &e.workload));
   if (const json* hw = Find(j, "hardware"); hw != nullptr) {
-    ARBOR_TRY_ASSIGN(auto h, HardwareFromJson(*hw));
-    e.hardware = std::move(h);
+    ARBOR_TRY_ASSIGN(e.hardware, HardwareFromJson(*hw));
   }
   ARBOR_TRY(ReadString(j, "path_hash", &e.path_hash));
   ARBOR_TRY(RequireString(j, "outcome", &e.outcome));
