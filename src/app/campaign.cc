@@ -222,9 +222,7 @@ void HandleStopSignals(void (*handler)(int)) {
 }
 
 Result<int> RunCampaign(const RunOptions& options) {
-  auto loaded = LoadSpec(options.file);
-  if (!loaded.ok()) return loaded.error();
-  CampaignSpec spec = std::move(*loaded);
+  ARBOR_TRY_ASSIGN(CampaignSpec spec, LoadSpec(options.file));
   if (options.max_nodes) spec.search.max_nodes = *options.max_nodes;
   if (options.max_time_s) spec.search.max_time_s = *options.max_time_s;
   if (options.no_critic) spec.critic.enabled = false;

@@ -205,9 +205,7 @@ Result<TargetServers::Entry*> TargetServers::StartLocked(const RunContext& ctx, 
   spec.run.env[kMarkerName] = e->dir;
   spec.marker = std::string(kMarkerName) + "=" + e->dir;
   e->run = spec.run;
-  auto service = Service::Start(spec);
-  if (!service.ok()) return service.error();
-  e->service = std::move(*service);
+  ARBOR_TRY_ASSIGN(e->service, Service::Start(spec));
   Entry* entry = e.get();
   entries_.push_back(std::move(e));
 

@@ -139,10 +139,8 @@ void Exclude(const std::string& top, const std::string& relative) {
 
 Result<std::string> DetectText(const std::string& top, const std::string& name,
                                const InitOptions& options, std::string* report) {
-  Result<std::vector<std::string>> files = ListFiles(top);
-  if (!files.ok()) return files.error();
   RepoFiles repo;
-  repo.paths = *files;
+  ARBOR_TRY_ASSIGN(repo.paths, ListFiles(top));
   for (const std::string& p : DetectFilesToRead(repo.paths)) {
     Result<std::string> text = ReadFileBounded(top + "/" + p, kMaxReadBytes);
     if (text.ok()) repo.contents[p] = *text;
@@ -182,9 +180,7 @@ Result<std::string> InitCommand(const InitOptions& options) {
   std::string text = CampaignTemplate(name);
   std::string report;
   if (options.detect) {
-    Result<std::string> detected = DetectText(*top, name, options, &report);
-    if (!detected.ok()) return detected.error();
-    text = *detected;
+    ARBOR_TRY_ASSIGN(text, DetectText(*top, name, options, &report));
   }
   {
     std::ofstream out(file, std::ios::trunc);

@@ -30,15 +30,14 @@ Result<std::string> ResolvePath(const KbOptions& options) {
 
 // Read-only: a missing file is a state error ("no knowledge base at PATH"), not a store one.
 Result<std::unique_ptr<KbStore>> OpenKb(const KbOptions& options, OpenMode mode) {
-  auto path = ResolvePath(options);
-  if (!path.ok()) return path.error();
+  ARBOR_TRY_ASSIGN(auto path, ResolvePath(options));
   std::error_code ec;
-  if (mode == OpenMode::kReadOnly && !std::filesystem::exists(*path, ec)) {
+  if (mode == OpenMode::kReadOnly && !std::filesystem::exists(path, ec)) {
     return MakeError(
-        "no knowledge base at " + *path + " (campaigns create it; or `arbor kb import FILE`)",
+        "no knowledge base at " + path + " (campaigns create it; or `arbor kb import FILE`)",
         kExitState);
   }
-  auto kb = KbStore::Open(*path, mode);
+  auto kb = KbStore::Open(path, mode);
   if (!kb.ok()) return MakeError(kb.error().message, kExitStore);
   return kb;
 }
@@ -154,9 +153,8 @@ std::string KbListLine(const KbEntry& e) {
 }
 
 Result<std::string> KbList(const KbOptions& options) {
-  auto kb = OpenKb(options, OpenMode::kReadOnly);
-  if (!kb.ok()) return kb.error();
-  auto entries = (*kb)->List(options.filter);
+  ARBOR_TRY_ASSIGN(auto kb, OpenKb(options, OpenMode::kReadOnly));
+  auto entries = kb->List(options.filter);
   if (!entries.ok()) return StoreError(entries.error());
   if (options.json) return ExportJsonLines(*entries);
   if (entries->empty()) return std::string("no entries\n");
@@ -166,21 +164,19 @@ Result<std::string> KbList(const KbOptions& options) {
 }
 
 Result<std::string> KbShow(const KbOptions& options, int64_t id) {
-  auto kb = OpenKb(options, OpenMode::kReadOnly);
-  if (!kb.ok()) return kb.error();
-  auto entry = (*kb)->Get(id);
+  ARBOR_TRY_ASSIGN(auto kb, OpenKb(options, OpenMode::kReadOnly));
+  auto entry = kb->Get(id);
   if (!entry.ok()) return StoreError(entry.error());
   if (!entry->has_value()) {
-    return MakeError("no entry #" + std::to_string(id) + " in " + (*kb)->path(), kExitState);
+    return MakeError("no entry #" + std::to_string(id) + " in " + kb->path(), kExitState);
   }
   if (options.json) return KbEntryToJson(**entry).dump(2) + "\n";
   return Show(**entry);
 }
 
 Result<std::string> KbExport(const KbOptions& options) {
-  auto kb = OpenKb(options, OpenMode::kReadOnly);
-  if (!kb.ok()) return kb.error();
-  auto entries = (*kb)->List({});
+  ARBOR_TRY_ASSIGN(auto kb, OpenKb(options, OpenMode::kReadOnly));
+  auto entries = kb->List({});
   if (!entries.ok()) return StoreError(entries.error());
   std::string text = ExportJsonLines(*entries);
   if (options.out.empty()) return text;
@@ -194,9 +190,8 @@ Result<std::string> KbImport(const KbOptions& options, const std::string& file) 
   // Parsed whole before the store is touched: a malformed file imports nothing.
   auto entries = ParseJsonLines(*text);
   if (!entries.ok()) return MakeError(file + ": " + entries.error().message, kExitConfig);
-  auto kb = OpenKb(options, OpenMode::kReadWrite);
-  if (!kb.ok()) return kb.error();
-  auto r = (*kb)->Import(*entries);
+  ARBOR_TRY_ASSIGN(auto kb, OpenKb(options, OpenMode::kReadWrite));
+  auto r = kb->Import(*entries);
   if (!r.ok()) return StoreError(r.error());
   return "imported " + std::to_string(r->inserted) + " entries, " + std::to_string(r->duplicates) +
          " already present\n";
@@ -212,14 +207,12 @@ Result<std::string> KbForget(const KbOptions& options) {
         kExitUsage);
   }
   // Forgetting in a file that does not exist must not create it.
-  auto probe = OpenKb(options, OpenMode::kReadOnly);
-  if (!probe.ok()) return probe.error();
-  probe->reset();
-  auto kb = OpenKb(options, OpenMode::kReadWrite);
-  if (!kb.ok()) return kb.error();
-  auto n = by_ids      ? (*kb)->ForgetIds(options.ids)
-           : by_filter ? (*kb)->Forget(options.filter)
-                       : (*kb)->ForgetAll();
+  ARBOR_TRY_ASSIGN(auto probe, OpenKb(options, OpenMode::kReadOnly));
+  probe.reset();
+  ARBOR_TRY_ASSIGN(auto kb, OpenKb(options, OpenMode::kReadWrite));
+  auto n = by_ids      ? kb->ForgetIds(options.ids)
+           : by_filter ? kb->Forget(options.filter)
+                       : kb->ForgetAll();
   if (!n.ok()) return StoreError(n.error());
   return "forgot " + std::to_string(*n) + " entries\n";
 }

@@ -33,15 +33,9 @@ class StoreSource : public DashboardSource {
 
   Result<NodeDetail> LoadDetail(const Node& node) override {
     NodeDetail d{node, {}, {}, {}, {}, {}};
-    auto samples = c_->store->LoadSamples(node.id);
-    if (!samples.ok()) return samples.error();
-    auto profile = c_->store->LoadProfile(node.id);
-    if (!profile.ok()) return profile.error();
-    auto events = c_->store->LoadEvents(node.id, 0, -1);
-    if (!events.ok()) return events.error();
-    d.samples = std::move(*samples);
-    d.profile = std::move(*profile);
-    d.events = std::move(*events);
+    ARBOR_TRY_ASSIGN(d.samples, c_->store->LoadSamples(node.id));
+    ARBOR_TRY_ASSIGN(d.profile, c_->store->LoadProfile(node.id));
+    ARBOR_TRY_ASSIGN(d.events, c_->store->LoadEvents(node.id, 0, -1));
     d.logs = ReadLogs(c_->paths.runs, node.id, scrubber_);
     d.failed_run = ReadFailedRun(c_->paths.runs, node.id, node.outcome, scrubber_);
     return d;
@@ -69,24 +63,22 @@ std::unique_ptr<DashboardSource> MakeStoreSource(OpenedCampaign* campaign) {
 }
 
 Result<std::string> ReportCommand(const ReportOptions& options) {
-  auto campaign = OpenForReading(options.file);
-  if (!campaign.ok()) return campaign.error();
-  auto events = campaign->store->LoadEvents(kNoNode, 0, -1);
+  ARBOR_TRY_ASSIGN(auto campaign, OpenForReading(options.file));
+  auto events = campaign.store->LoadEvents(kNoNode, 0, -1);
   if (!events.ok()) return MakeError(events.error().message, kExitStore);
   FunnelBuilder funnel;
   for (const Event& e : *events) funnel.Add(e);
-  auto view = LoadCampaignView(&*campaign);
-  if (!view.ok()) return view.error();
-  const size_t count = view->nodes.size();
-  nlohmann::json funnel_json = funnel.Json(view->nodes);
-  ReportInput in = GatherReport(*campaign, std::move(*view), funnel_json);
+  ARBOR_TRY_ASSIGN(auto view, LoadCampaignView(&campaign));
+  const size_t count = view.nodes.size();
+  nlohmann::json funnel_json = funnel.Json(view.nodes);
+  ReportInput in = GatherReport(campaign, std::move(view), funnel_json);
   in.version = funnel.last_event_id();
   std::string html = ReportHtml(in);
 
   // Its sources were scrubbed when they were written; what they quote from outside them (git
   // diffs) is scrubbed here with the secrets this process can see. Written next to its final
   // name, then renamed: a reader never sees half a report.
-  SecretsLayer secrets(campaign->spec.secrets);
+  SecretsLayer secrets(campaign.spec.secrets);
   if (Status written = WriteKeptFile(options.out, html); !written.ok()) {
     return MakeError(written.error().message, kExitState);
   }
@@ -102,16 +94,14 @@ Result<int> ServeCommand(const ServeCommandOptions& options) {
                          "must then carry it)",
                      kExitUsage);
   }
-  auto campaign = OpenForReading(options.file);
-  if (!campaign.ok()) return campaign.error();
-  std::unique_ptr<DashboardSource> source = MakeStoreSource(&*campaign);
+  ARBOR_TRY_ASSIGN(auto campaign, OpenForReading(options.file));
+  std::unique_ptr<DashboardSource> source = MakeStoreSource(&campaign);
   DashboardApi api(source.get());
   ServeOptions serve;
   serve.bind = options.bind;
   serve.port = options.port;
   serve.token = options.token;
-  Status s = ServeDashboard(serve, &api, stdout);
-  if (!s.ok()) return s.error();
+  ARBOR_TRY(ServeDashboard(serve, &api, stdout));
   return kExitOk;
 }
 

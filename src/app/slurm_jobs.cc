@@ -223,8 +223,7 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
                                           const std::map<std::string, std::string>& env,
                                           const std::function<bool()>& stopping,
                                           const std::function<void(const std::string&)>& say) {
-  auto listed = ListSlurmJobs(job_name, env);
-  if (!listed.ok()) return listed.error();
+  ARBOR_TRY_ASSIGN(auto listed, ListSlurmJobs(job_name, env));
   Reconciliation rec;
   std::set<std::string> waited;  // keys of adopted jobs still running
   std::set<std::string> claimed_ids;
@@ -241,7 +240,7 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
       continue;
     }
     j.request = *request;
-    const ExecutorJob* running = j.finished ? nullptr : FindListed(*listed, j);
+    const ExecutorJob* running = j.finished ? nullptr : FindListed(listed, j);
     if (running != nullptr) {
       j.job = running->id;
       j.adopted = true;
@@ -255,7 +254,7 @@ Result<Reconciliation> ReconcileSlurmJobs(const std::string& jobs_dir, const std
     rec.left[key] = j;
   }
   // Every other job of the campaign: a measurement's allocation, a job whose folder is gone.
-  for (const ExecutorJob& e : *listed) {
+  for (const ExecutorJob& e : listed) {
     if (claimed_ids.count(e.id)) continue;
     if (CancelSlurmJob(e.id, env)) ++rec.cancelled;
   }

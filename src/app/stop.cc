@@ -56,17 +56,16 @@ std::string CancelLeftovers(const std::string& job_name, std::string* error) {
 }  // namespace
 
 Result<std::string> StopCommand(const StopOptions& options) {
-  auto spec = LoadSpec(options.file);
-  if (!spec.ok()) return spec.error();
-  CampaignPaths paths = PathsFor(*spec);
-  const bool slurm = spec->executor.kind == ExecutorSpec::Kind::kSlurm;
-  const std::string job_name = slurm ? SlurmJobName(spec->name, paths.state_dir) : "";
+  ARBOR_TRY_ASSIGN(auto spec, LoadSpec(options.file));
+  CampaignPaths paths = PathsFor(spec);
+  const bool slurm = spec.executor.kind == ExecutorSpec::Kind::kSlurm;
+  const std::string job_name = slurm ? SlurmJobName(spec.name, paths.state_dir) : "";
   std::string slurm_error;
-  const std::string who = "campaign '" + spec->name + "'";
+  const std::string who = "campaign '" + spec.name + "'";
   if (access(paths.lock.c_str(), F_OK) != 0 || !LockHeld(paths.lock)) {
     // Nothing runs; a killed run may still have left jobs in Slurm.
     std::string why = access(paths.lock.c_str(), F_OK) != 0
-                          ? "it has never run in " + spec->workspace
+                          ? "it has never run in " + spec.workspace
                           : "stale lock " + paths.lock + ": no process holds it";
     std::string cancelled = CancelLeftovers(job_name, &slurm_error);
     return MakeError(who + " is not running (" + why + ")" + cancelled +

@@ -57,13 +57,12 @@ class TryCheckout {
 
   Status Create(const std::string& repo) {
     repo_ = repo;
-    auto head = RunGitCli("rev-parse --verify -q HEAD^{commit}", repo);
-    if (!head.ok()) return head.error();
-    if (!head->result.ok() || head->result.exit_code != 0) {
+    ARBOR_TRY_ASSIGN(auto head, RunGitCli("rev-parse --verify -q HEAD^{commit}", repo));
+    if (!head.result.ok() || head.result.exit_code != 0) {
       return MakeError(repo + " is not a git repository with a commit: commit the target first",
                        kExitState);
     }
-    commit_ = Trim(head->out);
+    commit_ = Trim(head.out);
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern =
         std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/arbor-try-XXXXXX";
@@ -74,10 +73,10 @@ class TryCheckout {
     }
     dir_ = pattern;
     const std::string path = dir_ + "/worktree";
-    auto added = RunGitCli("worktree add --detach " + ShellQuote(path) + " " + commit_, repo);
-    if (!added.ok()) return added.error();
-    if (!added->result.ok() || added->result.exit_code != 0) {
-      return MakeError("git worktree add failed: " + EscapeControlChars(Trim(added->err)),
+    ARBOR_TRY_ASSIGN(auto added,
+                     RunGitCli("worktree add --detach " + ShellQuote(path) + " " + commit_, repo));
+    if (!added.result.ok() || added.result.exit_code != 0) {
+      return MakeError("git worktree add failed: " + EscapeControlChars(Trim(added.err)),
                        kExitState);
     }
     worktree_ = path;
@@ -232,9 +231,7 @@ void NoteUncommitted(TryPrinter& p, const std::string& repo) {
 }  // namespace
 
 Result<int> TryCommand(const TryOptions& options, std::FILE* out) {
-  auto loaded = LoadSpec(options.file);
-  if (!loaded.ok()) return loaded.error();
-  CampaignSpec spec = std::move(*loaded);
+  ARBOR_TRY_ASSIGN(CampaignSpec spec, LoadSpec(options.file));
   ARBOR_TRY(CheckProcessLimit(spec));
   SecretsLayer secrets(spec.secrets);  // the commands' logs and everything printed
   TryPrinter p(out, secrets.scrubber());

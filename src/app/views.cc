@@ -17,16 +17,15 @@
 namespace arbor {
 
 Result<OpenedCampaign> OpenForReading(const std::string& file) {
-  auto spec = LoadSpec(file);
-  if (!spec.ok()) return spec.error();
-  CampaignPaths paths = PathsFor(*spec);
+  ARBOR_TRY_ASSIGN(auto spec, LoadSpec(file));
+  CampaignPaths paths = PathsFor(spec);
   auto store = SqliteStore::Open(paths.db, OpenMode::kReadOnly);
   if (!store.ok()) {
-    return MakeError("no campaign '" + spec->name + "' has run in " + spec->workspace + " yet (" +
+    return MakeError("no campaign '" + spec.name + "' has run in " + spec.workspace + " yet (" +
                          store.error().message + ")",
                      kExitState);
   }
-  return OpenedCampaign{std::move(*spec), std::move(paths), std::move(*store)};
+  return OpenedCampaign{std::move(spec), std::move(paths), std::move(*store)};
 }
 
 Result<CampaignView> LoadCampaignView(OpenedCampaign* o) {
@@ -49,33 +48,28 @@ Result<CampaignView> LoadCampaignView(OpenedCampaign* o) {
 }
 
 Result<std::string> StatusCommand(const ViewOptions& options) {
-  auto opened = OpenForReading(options.file);
-  if (!opened.ok()) return opened.error();
-  auto view = LoadCampaignView(&*opened);
-  if (!view.ok()) return view.error();
-  if (opened->spec.executor.kind == ExecutorSpec::Kind::kSlurm) {
+  ARBOR_TRY_ASSIGN(auto opened, OpenForReading(options.file));
+  ARBOR_TRY_ASSIGN(auto view, LoadCampaignView(&opened));
+  if (opened.spec.executor.kind == ExecutorSpec::Kind::kSlurm) {
     // The campaign's jobs as Slurm sees them; a Slurm that cannot be asked costs one line.
     auto jobs =
-        ListSlurmJobs(SlurmJobName(opened->spec.name, opened->paths.state_dir), SlurmClientEnv());
-    view->jobs = jobs.ok() ? std::move(*jobs) : std::vector<ExecutorJob>{};
-    if (!jobs.ok()) view->jobs_error = jobs.error().message;
+        ListSlurmJobs(SlurmJobName(opened.spec.name, opened.paths.state_dir), SlurmClientEnv());
+    view.jobs = jobs.ok() ? std::move(*jobs) : std::vector<ExecutorJob>{};
+    if (!jobs.ok()) view.jobs_error = jobs.error().message;
   }
-  if (options.json) return StatusJson(*view).dump() + "\n";
-  return StatusText(*view);
+  if (options.json) return StatusJson(view).dump() + "\n";
+  return StatusText(view);
 }
 
 Result<std::string> NothingEvaluated(const std::string& file) {
-  auto opened = OpenForReading(file);
-  if (!opened.ok()) return opened.error();
-  auto view = LoadCampaignView(&*opened);
-  if (!view.ok()) return view.error();
-  return NothingEvaluatedHint(*view);
+  ARBOR_TRY_ASSIGN(auto opened, OpenForReading(file));
+  ARBOR_TRY_ASSIGN(auto view, LoadCampaignView(&opened));
+  return NothingEvaluatedHint(view);
 }
 
 Result<std::string> TreeCommand(const ViewOptions& options) {
-  auto opened = OpenForReading(options.file);
-  if (!opened.ok()) return opened.error();
-  auto nodes = opened->store->LoadNodes();
+  ARBOR_TRY_ASSIGN(auto opened, OpenForReading(options.file));
+  auto nodes = opened.store->LoadNodes();
   if (!nodes.ok()) return MakeError(nodes.error().message, kExitStore);
   switch (options.format) {
     case TreeFormat::kJson:
@@ -91,23 +85,22 @@ Result<std::string> TreeCommand(const ViewOptions& options) {
 }
 
 Result<std::string> ShowCommand(const ViewOptions& options, long long id) {
-  auto opened = OpenForReading(options.file);
-  if (!opened.ok()) return opened.error();
-  auto nodes = opened->store->LoadNodes();
+  ARBOR_TRY_ASSIGN(auto opened, OpenForReading(options.file));
+  auto nodes = opened.store->LoadNodes();
   if (!nodes.ok()) return MakeError(nodes.error().message, kExitStore);
   const Node* node = nullptr;
   for (const Node& n : *nodes) {
     if (n.id == id) node = &n;
   }
   if (node == nullptr) {
-    return MakeError("no node #" + std::to_string(id) + " in campaign '" + opened->spec.name +
+    return MakeError("no node #" + std::to_string(id) + " in campaign '" + opened.spec.name +
                          "' (it has " + std::to_string(nodes->size()) + " nodes)",
                      kExitState);
   }
   if (options.prompt) {
     // Exactly what the node's specialist was given (and, on an incumbent, what its proposal
     // rounds were given), as recorded: nothing is recomposed.
-    auto prompts = opened->store->LoadPrompts(id);
+    auto prompts = opened.store->LoadPrompts(id);
     if (!prompts.ok()) return MakeError(prompts.error().message, kExitStore);
     if (prompts->empty()) {
       return MakeError("node #" + std::to_string(id) + " has no recorded prompt (" +
@@ -125,15 +118,15 @@ Result<std::string> ShowCommand(const ViewOptions& options, long long id) {
     }
     return out;
   }
-  auto samples = opened->store->LoadSamples(id);
-  auto profile = opened->store->LoadProfile(id);
-  auto events = opened->store->LoadEvents(id, 0, 100000);
+  auto samples = opened.store->LoadSamples(id);
+  auto profile = opened.store->LoadProfile(id);
+  auto events = opened.store->LoadEvents(id, 0, 100000);
   if (!samples.ok() || !profile.ok() || !events.ok()) {
     return MakeError("cannot read node #" + std::to_string(id) + " from the store", kExitStore);
   }
   // What the node's failed run printed, scrubbed with the campaign's [secrets] once more.
-  std::optional<FailedRun> failed = ReadFailedRun(opened->paths.runs, node->id, node->outcome,
-                                                  ScrubberFromEnv(opened->spec.secrets));
+  std::optional<FailedRun> failed = ReadFailedRun(opened.paths.runs, node->id, node->outcome,
+                                                  ScrubberFromEnv(opened.spec.secrets));
   const FailedRun* failed_run = failed ? &*failed : nullptr;
   if (options.json) return ShowJson(*node, *samples, *profile, *events, failed_run).dump() + "\n";
   return ShowText(*node, *samples, *profile, *events, failed_run);
