@@ -229,12 +229,11 @@ Status Orchestrator::ReportLlmBudget() {
 Status Orchestrator::LoadProposedActions() {
   // Actions specialists proposed earlier in this campaign (the campaign file's win on a clash:
   // the user may have adopted one under the same id).
-  auto proposed = ports_.store->LoadActions();
-  if (!proposed.ok()) return proposed.error();
+  ARBOR_TRY_ASSIGN(auto proposed, ports_.store->LoadActions());
   std::set<std::string> known;
   for (const ActionSpec& a : actions_) known.insert(a.id);
   std::vector<ActionSpec> added;
-  for (ActionSpec& a : *proposed) {
+  for (ActionSpec& a : proposed) {
     if (known.insert(a.id).second) added.push_back(std::move(a));
   }
   AddActions(added);

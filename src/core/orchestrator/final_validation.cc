@@ -25,17 +25,14 @@ Status Orchestrator::ConfirmFinal() {
     if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
     if (base_node_ == prepared_node_) prepared_node_ = built_node_ = kNoNode;
     base_node_ = kNoNode;
-    auto wt = ports_.workspace->Prepare(root.id, root.commit);
-    if (!wt.ok()) return wt.error();
-    StepResult r = ports_.target->Build(ContextAt(root, *wt, "build-final-base"));
+    ARBOR_TRY_ASSIGN(auto wt, ports_.workspace->Prepare(root.id, root.commit));
+    StepResult r = ports_.target->Build(ContextAt(root, wt, "build-final-base"));
     if (!r.ok()) return {};
     base_node_ = root.id;
-    base_worktree_ = *wt;
+    base_worktree_ = wt;
   }
   if (prepared_node_ != best.id || built_node_ != best.id) {
-    auto wt = ports_.workspace->Prepare(best.id, best.commit);
-    if (!wt.ok()) return wt.error();
-    worktree_ = *wt;
+    ARBOR_TRY_ASSIGN(worktree_, ports_.workspace->Prepare(best.id, best.commit));
     prepared_node_ = best.id;
     StepResult r = ports_.target->Build(Context(best, "build-final"));
     if (!r.ok()) return {};  // it built when it was kept; nothing to confirm now
@@ -60,10 +57,9 @@ Status Orchestrator::ConfirmFinal() {
       break;  // the baseline fails as often: the environment's, not the path's
     }
   }
-  auto all = SamplesOf(best.id);
-  if (!all.ok()) return all.error();
-  std::vector<Sample> base = SamplesOfArm(*all, "final-base");
-  std::vector<Sample> cand = SamplesOfArm(*all, "final-cand");
+  ARBOR_TRY_ASSIGN(auto all, SamplesOf(best.id));
+  std::vector<Sample> base = SamplesOfArm(all, "final-base");
+  std::vector<Sample> cand = SamplesOfArm(all, "final-cand");
   int reps = Repetitions();
   std::optional<MeasurementScope> scope;
   if (static_cast<int>(std::min(base.size(), cand.size())) < reps) {

@@ -36,9 +36,8 @@ Status Orchestrator::BenchSelf(Node* node) {
   // With the Critic the baseline is measured twice as often as a candidate arm: its samples
   // are the A/A pre-flight that tells how noisy the benchmark is before anything is gated.
   const bool preflight = critic_ && node->id == kRootId;
-  auto all = SamplesOf(node->id);
-  if (!all.ok()) return all.error();
-  std::vector<Sample> done = SamplesOfArm(*all, "self");
+  ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));
+  std::vector<Sample> done = SamplesOfArm(all, "self");
   int reps = std::max(1, spec_.metric.repetitions) * (preflight ? 2 : 1);
   std::optional<MeasurementScope> scope;
   if (static_cast<int>(done.size()) < reps) scope.emplace(ports_.target, node->id);
@@ -90,9 +89,8 @@ Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
   if (base_node_ == parent.id) return true;
   if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
   base_node_ = kNoNode;
-  auto wt = ports_.workspace->Prepare(parent.id, parent.commit);
-  if (!wt.ok()) return wt.error();
-  StepResult r = ports_.target->Build(ContextAt(parent, *wt, "build-base"));
+  ARBOR_TRY_ASSIGN(auto wt, ports_.workspace->Prepare(parent.id, parent.commit));
+  StepResult r = ports_.target->Build(ContextAt(parent, wt, "build-base"));
   if (!r.ok()) {
     r.detail = "the incumbent #" + std::to_string(parent.id) + " no longer builds" +
                (r.detail.empty() ? "" : ": " + r.detail);
@@ -102,7 +100,7 @@ Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
     return false;
   }
   base_node_ = parent.id;
-  base_worktree_ = *wt;
+  base_worktree_ = wt;
   return true;
 }
 
@@ -115,10 +113,9 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
   if (!built) return false;
   ARBOR_TRY_ASSIGN(const bool base_built, EnsureBaseBuilt(parent, node));
   if (!base_built) return false;
-  auto all = SamplesOf(node->id);
-  if (!all.ok()) return all.error();
-  std::vector<Sample> base = SamplesOfArm(*all, base_arm);
-  std::vector<Sample> cand = SamplesOfArm(*all, cand_arm);
+  ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));
+  std::vector<Sample> base = SamplesOfArm(all, base_arm);
+  std::vector<Sample> cand = SamplesOfArm(all, cand_arm);
 
   // Both arms on the same machine when the executor can hold one (Target::BeginMeasurement).
   std::optional<MeasurementScope> scope;
@@ -161,9 +158,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
   // Warm-up: one discarded run of each arm (caches, page faults, CPU frequency).
   if (base.empty() && cand.empty()) {
     for (bool is_base : {true, false}) {
-      auto r = measure(is_base, -1, false);
-      if (!r.ok()) return r.error();
-      if (!r->has_value()) return false;
+      ARBOR_TRY_ASSIGN(auto r, measure(is_base, -1, false));
+      if (!r.has_value()) return false;
     }
   }
   int target = reps_per_look;
@@ -177,10 +173,9 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
       for (bool is_base : {base_first, !base_first}) {
         auto& arm = is_base ? base : cand;
         if (static_cast<int>(arm.size()) > i) continue;
-        auto r = measure(is_base, i, true);
-        if (!r.ok()) return r.error();
-        if (!r->has_value()) return false;
-        arm.push_back(**r);
+        ARBOR_TRY_ASSIGN(auto r, measure(is_base, i, true));
+        if (!r.has_value()) return false;
+        arm.push_back(*r);
       }
     }
     GateInput in;
@@ -204,13 +199,12 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
 
 Status Orchestrator::BenchInterleaved(Node* node) {
   Verdict v;
-  auto decided = MeasureUntilDecided(node, "base", "cand", RepetitionsFor(*node), false, &v);
-  if (!decided.ok()) return decided.error();
-  if (!*decided) return {};
-  auto all = SamplesOf(node->id);
-  if (!all.ok()) return all.error();
-  std::vector<Sample> base = SamplesOfArm(*all, "base");
-  std::vector<Sample> cand = SamplesOfArm(*all, "cand");
+  ARBOR_TRY_ASSIGN(auto decided,
+                   MeasureUntilDecided(node, "base", "cand", RepetitionsFor(*node), false, &v));
+  if (!decided) return {};
+  ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));
+  std::vector<Sample> base = SamplesOfArm(all, "base");
+  std::vector<Sample> cand = SamplesOfArm(all, "cand");
   // An incumbent that now measures an order of magnitude off its kept value was an anomaly:
   // this verdict, and every one since it was kept, compared against a broken number.
   const Node* parent = tree_.Find(tree_.BaseOf(node->id));  // what it is judged against
@@ -318,14 +312,13 @@ Status Orchestrator::Confirm(Node* node) {
   }
   Verdict v;
   // A replication, except for an anomaly: an implausible gain needs a significance of its own.
-  auto decided = MeasureUntilDecided(node, "confirm-base", "confirm-cand",
-                                     RepetitionsFor(*node) * (anomaly ? 2 : 1), !anomaly, &v);
-  if (!decided.ok()) return decided.error();
-  if (!*decided) return {};
-  auto all = SamplesOf(node->id);
-  if (!all.ok()) return all.error();
-  const std::vector<Sample> base = SamplesOfArm(*all, "confirm-base");
-  const std::vector<Sample> cand = SamplesOfArm(*all, "confirm-cand");
+  ARBOR_TRY_ASSIGN(auto decided,
+                   MeasureUntilDecided(node, "confirm-base", "confirm-cand",
+                                       RepetitionsFor(*node) * (anomaly ? 2 : 1), !anomaly, &v));
+  if (!decided) return {};
+  ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));
+  const std::vector<Sample> base = SamplesOfArm(all, "confirm-base");
+  const std::vector<Sample> cand = SamplesOfArm(all, "confirm-cand");
   const Node* parent = tree_.Find(tree_.BaseOf(node->id));  // what it is judged against
   const double base_now = Median(SampleValues(base));
   if (parent->id != kRootId && parent->outcome == Outcome::kKept && parent->metric &&
@@ -341,7 +334,7 @@ Status Orchestrator::Confirm(Node* node) {
   }
   if (anomaly) {
     const double first =
-        ArmSpeedup(SamplesOfArm(*all, "base"), SamplesOfArm(*all, "cand"), spec_.metric.goal);
+        ArmSpeedup(SamplesOfArm(all, "base"), SamplesOfArm(all, "cand"), spec_.metric.goal);
     Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
                                         spec_, v.speedup);
     AnomalyVerdict av = JudgeRerun(p, first, v.speedup, base, cand, spec_);
@@ -354,7 +347,7 @@ Status Orchestrator::Confirm(Node* node) {
     ARBOR_TRY(Save(*node, {e}));
   }
   // Reported figures come from the confirmation run.
-  node->metric = Median(SampleValues(SamplesOfArm(*all, "confirm-cand")));
+  node->metric = Median(SampleValues(SamplesOfArm(all, "confirm-cand")));
   node->gain = v.gain;
   node->critic.confirmed = true;
   node->critic.ci_low = v.ci_low;

@@ -103,9 +103,7 @@ Status Orchestrator::StepApply(Node* node) {
   // A previous process may have died half-way through applying: always start from a fresh
   // worktree at the parent's commit.
   ARBOR_TRY(ports_.workspace->Release(node->id));
-  auto wt = ports_.workspace->Prepare(node->id, parent->commit);
-  if (!wt.ok()) return wt.error();
-  worktree_ = *wt;
+  ARBOR_TRY_ASSIGN(worktree_, ports_.workspace->Prepare(node->id, parent->commit));
   prepared_node_ = node->id;
   built_node_ = kNoNode;
 
@@ -175,9 +173,7 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
       tree_.IsBranch(*node) ? tree_.Find(node->parent)->CandidateKey() : CompanionKey(*node);
   std::string message = "arbor: " + (with ? *with + " + " : std::string()) + node->CandidateKey() +
                         " (node " + std::to_string(node->id) + ")\n\n" + r.summary + "\n";
-  auto commit = ports_.workspace->Snapshot(node->id, message, node->overlay);
-  if (!commit.ok()) return commit.error();
-  node->commit = *commit;
+  ARBOR_TRY_ASSIGN(node->commit, ports_.workspace->Snapshot(node->id, message, node->overlay));
   node->step = Step::kBuild;
   return Save(*node, {});
 }

@@ -49,9 +49,7 @@ Result<bool> Orchestrator::EnsureBuilt(Node* node) {
 
 Status Orchestrator::PrepareWorktree(const Node& node) {
   if (prepared_node_ == node.id) return {};
-  auto wt = ports_.workspace->Prepare(node.id, node.commit);
-  if (!wt.ok()) return wt.error();
-  worktree_ = *wt;
+  ARBOR_TRY_ASSIGN(worktree_, ports_.workspace->Prepare(node.id, node.commit));
   prepared_node_ = node.id;
   return {};
 }
@@ -140,9 +138,8 @@ Status Orchestrator::StepCheck(Node* node) {
     samples.push_back(Sample{node->id, "check", 0, *m.value, {}});
     message += ", accuracy " + FormatDouble(*m.value);
     if (node->id != kRootId) {
-      auto root_samples = SamplesOf(kRootId);
-      if (!root_samples.ok()) return root_samples.error();
-      auto base = SamplesOfArm(*root_samples, "check");
+      ARBOR_TRY_ASSIGN(auto root_samples, SamplesOf(kRootId));
+      auto base = SamplesOfArm(root_samples, "check");
       if (!base.empty() && base[0].value - *m.value > spec_.accuracy.max_drop) {
         node->critic.rca = RcaClass::kAccuracy;
         PublishInput prune;
@@ -184,15 +181,13 @@ Status Orchestrator::StepDecide(Node* node) {
              "–×" + FormatDouble(node->critic.ci_high.value_or(0), 4) +
              ", p=" + FormatDouble(node->critic.p_value.value_or(1), 3) + ")";
   } else {
-    auto parent_samples = SamplesOf(tree_.BaseOf(node->id));
-    if (!parent_samples.ok()) return parent_samples.error();
-    auto own = SamplesOf(node->id);
-    if (!own.ok()) return own.error();
+    ARBOR_TRY_ASSIGN(auto parent_samples, SamplesOf(tree_.BaseOf(node->id)));
+    ARBOR_TRY_ASSIGN(auto own, SamplesOf(node->id));
     GateInput in;
     in.metric = &spec_.metric;
     in.critic = &spec_.critic;
-    in.parent = SamplesOfArm(*parent_samples, "self");
-    in.candidate = SamplesOfArm(*own, "self");
+    in.parent = SamplesOfArm(parent_samples, "self");
+    in.candidate = SamplesOfArm(own, "self");
     Verdict v = ports_.gate->Judge(in);
     node->gain = v.gain;
     if (!v.keep) {

@@ -177,12 +177,11 @@ void Orchestrator::Report(const Node& node) {
 }
 
 Status Orchestrator::Load() {
-  auto meta = ports_.store->LoadMeta();
-  if (!meta.ok()) return meta.error();
+  ARBOR_TRY_ASSIGN(auto meta, ports_.store->LoadMeta());
   const Config config = ConfigOf(spec_);
   std::string applied;  // the changes since the last run a continuing campaign takes
-  if (meta->has_value()) {
-    meta_ = **meta;
+  if (meta.has_value()) {
+    meta_ = *meta;
     if (meta_.name != spec_.name) {
       return MakeError("the store belongs to campaign '" + meta_.name + "', not '" + spec_.name +
                        "'");
@@ -214,10 +213,9 @@ Status Orchestrator::Load() {
   if (meta_.uid.empty()) meta_.uid = ports_.kb_context.campaign_uid;  // a store from before
   critic_ = meta_.no_critic == 0;
   meta_elapsed_at_start_ = meta_.elapsed_s;
-  auto nodes = ports_.store->LoadNodes();
-  if (!nodes.ok()) return nodes.error();
-  tree_.Reserve(tree_.size() + nodes->size());
-  for (Node& n : *nodes) {
+  ARBOR_TRY_ASSIGN(auto nodes, ports_.store->LoadNodes());
+  tree_.Reserve(tree_.size() + nodes.size());
+  for (Node& n : nodes) {
     if (!n.critic.constraints.empty()) publishers_.push_back(n.id);
     if (n.outcome == Outcome::kKept) last_keep_seq_ = std::max(last_keep_seq_, n.seq);
     if (n.step == Step::kDone) stats_.Observe(n);
@@ -259,8 +257,7 @@ Status Orchestrator::Reconcile() {
 }
 
 Status Orchestrator::EnsureBaseline() {
-  auto base = ports_.workspace->Open();
-  if (!base.ok()) return base.error();
+  ARBOR_TRY_ASSIGN(auto base, ports_.workspace->Open());
   Node* root = tree_.FindMutable(kRootId);
   if (root == nullptr) {
     Node n;
@@ -268,7 +265,7 @@ Status Orchestrator::EnsureBaseline() {
     n.action_id = "baseline";
     n.outcome = Outcome::kRunning;
     n.step = Step::kBuild;
-    n.commit = *base;
+    n.commit = base;
     n.created_s = CampaignTime();
     ARBOR_TRY(Save(n, {MakeEvent(n.id, "dispatched", "measuring and profiling the baseline")}));
   } else if (root->step == Step::kDone && root->outcome != Outcome::kBaseline) {
@@ -333,9 +330,8 @@ Result<RunSummary> Orchestrator::Run() {
     if (llm_spent) ARBOR_TRY(ReportLlmBudget());
     std::vector<const ScoredCandidate*> batch = ChooseBatch(scored, llm_spent);
     if (batch.empty()) {
-      auto revisited = RevisitWhenExhausted();
-      if (!revisited.ok()) return revisited.error();
-      if (*revisited) continue;
+      ARBOR_TRY_ASSIGN(auto revisited, RevisitWhenExhausted());
+      if (revisited) continue;
       const NodeId before = tree_.Incumbent();
       ARBOR_TRY(ConfirmFinal());
       if (stop_requested_.load() || tree_.Incumbent() != before) continue;

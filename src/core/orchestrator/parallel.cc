@@ -25,11 +25,10 @@ Status Orchestrator::Launch(NodeId id) {
   const ActionSpec* action = catalog_.FindAction(node->action_id);
   if (action == nullptr) return {};  // StepApply finishes it as pruned
   ARBOR_TRY(ports_.workspace->Release(id));
-  auto wt = ports_.workspace->Prepare(id, tree_.Find(node->parent)->commit);
-  if (!wt.ok()) return wt.error();
+  ARBOR_TRY_ASSIGN(auto wt, ports_.workspace->Prepare(id, tree_.Find(node->parent)->commit));
   auto flight = std::make_unique<InFlight>();
   flight->action = *action;
-  flight->task = MakeTask(*node, &flight->action, *wt);
+  flight->task = MakeTask(*node, &flight->action, wt);
   if (DroppedKey(*node) && !CompanionKey(*node)) {  // nothing to implement: its overlay is known
     flight->ready = Drop(*node);
     in_flight_[id] = std::move(flight);
@@ -37,7 +36,7 @@ Status Orchestrator::Launch(NodeId id) {
   }
   bool missing = false;
   flight->companion.emplace();
-  flight->companion_task = CompanionTask(*node, *wt, &*flight->companion, &missing);
+  flight->companion_task = CompanionTask(*node, wt, &*flight->companion, &missing);
   if (missing) return {};  // StepApply finishes it as pruned
   Specialist* specialist = ports_.specialist;
   const Task* task = &flight->task;
@@ -130,9 +129,8 @@ Status Orchestrator::RecordReady(NodeId except) {
 Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& batch) {
   std::vector<NodeId> ids;
   for (const ScoredCandidate* c : batch) {
-    auto id = Open(*c);
-    if (!id.ok()) return id.error();
-    ids.push_back(*id);
+    ARBOR_TRY_ASSIGN(auto id, Open(*c));
+    ids.push_back(id);
   }
   if (ids.size() > 1) {
     for (NodeId id : ids) ARBOR_TRY(Launch(id));

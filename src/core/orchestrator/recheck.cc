@@ -47,10 +47,9 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
       }
     }
     bool done = false;
-    auto incumbent_ok = ProbePasses(*parent, probe, times, node, &done);
-    if (!incumbent_ok.ok()) return incumbent_ok.error();
+    ARBOR_TRY_ASSIGN(auto incumbent_ok, ProbePasses(*parent, probe, times, node, &done));
     if (done) *handled = true;
-    if (done || *incumbent_ok) return {};  // the incumbent passes: the failure is the candidate's
+    if (done || incumbent_ok) return {};  // the incumbent passes: the failure is the candidate's
   }
   return UnkeepFlakyPath(parent->id, probe, failure, node, handled);
 }
@@ -89,13 +88,12 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
   std::optional<size_t> clean;
   for (size_t i = path.size() - 1; i-- > 0;) {
     bool done = false;
-    auto ok = ProbePasses(*path[i], probe, kCleanRuns, node, &done);
-    if (!ok.ok()) return ok.error();
+    ARBOR_TRY_ASSIGN(auto ok, ProbePasses(*path[i], probe, kCleanRuns, node, &done));
     if (done) {
       *handled = true;
       return {};
     }
-    if (*ok) {
+    if (ok) {
       clean = i;
       break;
     }
