@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/run_logs.h"
+#include "core/model/event_kind.h"
 #include "report/live_status.h"
 #include "util/duration.h"
 
@@ -34,12 +35,17 @@ FailedRunOf FailedRunsIn(std::string runs_dir, const Scrubber* scrubber) {
     if (e.node == kNoNode) return std::nullopt;
     // The outcome only decides for a run that recorded no exit (a specialist's): a crash.
     Outcome outcome = Outcome::kCrashed;
-    if (e.kind == "reverted") {
-      outcome = Outcome::kReverted;
-    } else if (e.kind == "reprofiled") {
-      outcome = Outcome::kKept;
-    } else if (e.kind != "crashed") {
-      return std::nullopt;
+    switch (KindOf(e)) {
+      case EventKind::kReverted:
+        outcome = Outcome::kReverted;
+        break;
+      case EventKind::kReprofiled:
+        outcome = Outcome::kKept;
+        break;
+      case EventKind::kCrashed:
+        break;
+      default:
+        return std::nullopt;
     }
     return ReadFailedRun(runs_dir, e.node, outcome, *scrubber);
   };
@@ -95,10 +101,12 @@ void TerminalSink::RedrawLoop() {
 void TerminalSink::OnEvent(const Event& e) {
   // On a TTY only verdicts scroll by; the status line shows the rest. Off a TTY every event
   // is one plain line, which is what log files and CI want.
-  static const char* kVerdicts[] = {"kept",    "reverted",   "crashed", "skipped",
-                                    "stopped", "reprofiled", "vetoed",  "config_changed"};
+  static constexpr EventKind kVerdicts[] = {
+      EventKind::kKept,    EventKind::kReverted,   EventKind::kCrashed, EventKind::kSkipped,
+      EventKind::kStopped, EventKind::kReprofiled, EventKind::kVetoed,  EventKind::kConfigChanged};
+  const EventKind kind = KindOf(e);
   bool verdict = false;
-  for (const char* k : kVerdicts) verdict |= e.kind == k;
+  for (EventKind k : kVerdicts) verdict |= kind == k;
   if (options_.tty && !verdict) return;
   // Read before the lock: the redraw must not wait on the disk.
   std::optional<FailedRun> failed =

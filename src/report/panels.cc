@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "core/model/event_kind.h"
 #include "report/format.h"
 #include "report/tree_index.h"
 
@@ -26,15 +27,15 @@ std::optional<double> MetricAt(Goal goal, std::optional<double> from, std::optio
 }
 
 // The stage that an event closes, or nullptr for events that are not steps of a node.
-const char* StageClosedBy(const std::string& kind) {
-  static constexpr std::array<std::pair<const char*, const char*>, 7> kStages = {{
-      {"built", "apply+build"},
-      {"checked", "check"},
-      {"measured", "benchmark"},
-      {"kept", "decide"},
-      {"reverted", "decide"},
-      {"crashed", "failed step"},
-      {"reprofiled", "profile"},
+const char* StageClosedBy(EventKind kind) {
+  static constexpr std::array<std::pair<EventKind, const char*>, 7> kStages = {{
+      {EventKind::kBuilt, "apply+build"},
+      {EventKind::kChecked, "check"},
+      {EventKind::kMeasured, "benchmark"},
+      {EventKind::kKept, "decide"},
+      {EventKind::kReverted, "decide"},
+      {EventKind::kCrashed, "failed step"},
+      {EventKind::kReprofiled, "profile"},
   }};
   for (const auto& [event, stage] : kStages) {
     if (kind == event) return stage;
@@ -115,11 +116,12 @@ void FunnelBuilder::Add(const Event& e) {
   ++events_;
   ++counts_[e.kind];
   if (e.node == kNoNode) return;
-  if (e.kind == "dispatched") {
+  const EventKind kind = KindOf(e);
+  if (kind == EventKind::kDispatched) {
     last_t_[e.node] = e.t;
     return;
   }
-  const char* stage = StageClosedBy(e.kind);
+  const char* stage = StageClosedBy(kind);
   if (stage == nullptr) return;
   auto it = last_t_.find(e.node);
   if (it == last_t_.end()) return;  // dispatched before the events we saw: no start time

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/event_kind.h"
 #include "report/views.h"
 #include "util/strings.h"
 
@@ -11,7 +12,7 @@ namespace arbor {
 std::vector<JobPlace> JobPlaces(const std::vector<Event>& events) {
   std::vector<JobPlace> places;
   for (const Event& e : events) {
-    if (e.kind != "job" || e.data.empty()) continue;
+    if (KindOf(e) != EventKind::kJob || e.data.empty()) continue;
     nlohmann::json d = nlohmann::json::parse(e.data, nullptr, /*allow_exceptions=*/false);
     if (!d.is_object()) continue;
     auto text = [&](const char* key) {

@@ -240,7 +240,7 @@ std::vector<std::string> RemovedKeys(const Node& node);
 
 struct Sample {
   NodeId node = kNoNode;
-  std::string arm = "self";  // which measurement series; the Critic adds more arms
+  std::string arm = "self";  // the measurement series' stored word (ArmOf: event_kind.h)
   int rep = 0;
   double value = 0;
   std::map<std::string, double> extra;  // guard metrics, work, accuracy
@@ -264,7 +264,7 @@ struct Profile {
 struct Event {
   int64_t id = 0;  // assigned by the store
   NodeId node = kNoNode;
-  std::string kind;     // proposed, vetoed, dispatched, built, checked, measured, kept, ...
+  std::string kind;     // the stored word; KindOf (event_kind.h) gives its EventKind
   std::string message;  // human-readable one-liner
   std::string data;     // optional JSON object text with details
   double t = 0;         // campaign clock, seconds

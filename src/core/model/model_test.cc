@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/model/event_kind.h"
 #include "core/model/ports.h"
 
 namespace arbor {
@@ -79,6 +80,34 @@ TEST(ModelTest, BackendStopReasonAndStateNamesRoundTrip) {
   }
   EXPECT_EQ(CampaignStateName(CampaignState::kStopped), "stopped");
   EXPECT_EQ(ParseCampaignState("paused"), std::nullopt);
+}
+
+// Event kinds and sample arms: each word parses back to its value, the words are the stored
+// ones, and a word this build does not know (an older or newer build's) reads as kUnknown.
+TEST(ModelTest, EventKindAndSampleArmNamesRoundTrip) {
+  for (int i = static_cast<int>(EventKind::kProposed); i <= static_cast<int>(EventKind::kLlmBudget);
+       ++i) {
+    const auto k = static_cast<EventKind>(i);
+    EXPECT_NE(EventKindName(k), "unknown") << i;
+    EXPECT_EQ(ParseEventKind(EventKindName(k)), k) << EventKindName(k);
+  }
+  EXPECT_EQ(EventKindName(EventKind::kConfigChanged), "config_changed");
+  EXPECT_EQ(EventKindName(EventKind::kDispatched), "dispatched");
+  EXPECT_EQ(ParseEventKind("retired_kind"), EventKind::kUnknown);
+  EXPECT_EQ(ParseEventKind(""), EventKind::kUnknown);
+  Event e;
+  e.kind = "reprofiled";
+  EXPECT_EQ(KindOf(e), EventKind::kReprofiled);
+
+  for (int i = static_cast<int>(SampleArm::kSelf); i <= static_cast<int>(SampleArm::kCheck); ++i) {
+    const auto a = static_cast<SampleArm>(i);
+    EXPECT_NE(SampleArmName(a), "unknown") << i;
+    EXPECT_EQ(ParseSampleArm(SampleArmName(a)), a) << SampleArmName(a);
+  }
+  EXPECT_EQ(SampleArmName(SampleArm::kConfirmCand), "confirm-cand");
+  EXPECT_EQ(ParseSampleArm("warmup"), SampleArm::kUnknown);
+  Sample s;  // the default arm is the node's own series
+  EXPECT_EQ(ArmOf(s), SampleArm::kSelf);
 }
 
 }  // namespace

@@ -66,6 +66,37 @@ TEST(CriticLoopTest, NoiseIsNeverKeptAndARealWinIs) {
   EXPECT_GE(true_keeps, 11);
 }
 
+// The name tables know every word a campaign with the Critic writes: each event's kind and
+// each sample's arm parses to a known value (the views decide on the parsed value).
+TEST(CriticLoopTest, EveryEventKindAndSampleArmWrittenIsInItsNameTable) {
+  Rig rig;
+  rig.spec.search.max_nodes = 6;
+  rig.spec.actions = {Env("noop.a", "NOOP_A"), Env("win.c", "WIN", "1", {}, 1.2)};
+  rig.target.bench = [](const RunContext& ctx, int call) {
+    Measurement m;
+    m.value = Noisy(ctx.env.count("WIN") ? 130 : 100, 0.02, 7, call);
+    return m;
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::set<std::string> kinds;
+  for (const Event& e : rig.store.events()) {
+    kinds.insert(e.kind);
+    EXPECT_NE(KindOf(e), EventKind::kUnknown) << e.kind;
+  }
+  EXPECT_TRUE(kinds.count("noise") && kinds.count("kept") && kinds.count("dispatched"));
+  std::set<std::string> arms;
+  for (const auto& [id, n] : rig.store.nodes) {
+    auto samples = rig.store.LoadSamples(id);
+    ASSERT_TRUE(samples.ok());
+    for (const Sample& s : *samples) {
+      arms.insert(s.arm);
+      EXPECT_NE(ArmOf(s), SampleArm::kUnknown) << s.arm;
+    }
+  }
+  EXPECT_TRUE(arms.count("self") && arms.count("cand") && arms.count("confirm-cand"));
+}
+
 TEST(CriticLoopTest, NoisePreflightIsRecordedAndRaisesRepetitions) {
   Rig rig;
   rig.spec.critic.max_cv = 0.02;

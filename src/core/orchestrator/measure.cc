@@ -104,9 +104,9 @@ Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
   return true;
 }
 
-Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& base_arm,
-                                               const std::string& cand_arm, int reps_per_look,
-                                               bool replication, Verdict* verdict) {
+Result<bool> Orchestrator::MeasureUntilDecided(Node* node, SampleArm base_arm, SampleArm cand_arm,
+                                               int reps_per_look, bool replication,
+                                               Verdict* verdict) {
   // Judged against its base: its parent, or for a branch node the incumbent it branched under.
   const Node& parent = *tree_.Find(tree_.BaseOf(node->id));
   ARBOR_TRY_ASSIGN(const bool built, EnsureBuilt(node));
@@ -114,15 +114,17 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
   ARBOR_TRY_ASSIGN(const bool base_built, EnsureBaseBuilt(parent, node));
   if (!base_built) return false;
   ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));
-  std::vector<Sample> base = SamplesOfArm(all, base_arm);
-  std::vector<Sample> cand = SamplesOfArm(all, cand_arm);
+  const std::string base_name(SampleArmName(base_arm));
+  const std::string cand_name(SampleArmName(cand_arm));
+  std::vector<Sample> base = SamplesOfArm(all, base_name);
+  std::vector<Sample> cand = SamplesOfArm(all, cand_name);
 
   // Both arms on the same machine when the executor can hold one (Target::BeginMeasurement).
   std::optional<MeasurementScope> scope;
   auto measure = [&](bool is_base, int rep, bool keep) -> Result<std::optional<Sample>> {
     const Node& who = is_base ? parent : *node;
     RunContext ctx = ContextAt(who, is_base ? base_worktree_ : worktree_,
-                               (is_base ? base_arm : cand_arm) + "-" + std::to_string(rep));
+                               (is_base ? base_name : cand_name) + "-" + std::to_string(rep));
     ctx.node = node->id;  // logs and $ARBOR_NODE belong to the node being judged
     ctx.repetition = rep;
     Measurement m = ports_.target->Bench(ctx);
@@ -147,7 +149,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
                          Outcome::kCrashed));
       return std::optional<Sample>();
     }
-    Sample s{node->id, is_base ? base_arm : cand_arm, rep, *m.value, m.extra};
+    Sample s{node->id, is_base ? base_name : cand_name, rep, *m.value, m.extra};
     // The command's duration: the wall-time witness of an anomaly (core/critic/plausibility.h).
     if (m.step.duration_s > 0) s.extra["wall_s"] = m.step.duration_s;
     if (keep) ARBOR_TRY(Save(*node, {}, {s}));
@@ -186,7 +188,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
     in.repetitions = reps_per_look;
     in.replication = replication;
     in.seed = spec_.seed * 1000003ULL + static_cast<uint64_t>(node->id) * 7919ULL +
-              (cand_arm == "cand" ? 0 : 1);
+              (cand_arm == SampleArm::kCand ? 0 : 1);
     *verdict = ports_.gate->Judge(in);
     if (verdict->decision == Decision::kMore && verdict->more_samples > 0) {
       target += verdict->more_samples;
@@ -199,8 +201,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, const std::string& ba
 
 Status Orchestrator::BenchInterleaved(Node* node) {
   Verdict v;
-  ARBOR_TRY_ASSIGN(auto decided,
-                   MeasureUntilDecided(node, "base", "cand", RepetitionsFor(*node), false, &v));
+  ARBOR_TRY_ASSIGN(auto decided, MeasureUntilDecided(node, SampleArm::kBase, SampleArm::kCand,
+                                                     RepetitionsFor(*node), false, &v));
   if (!decided) return {};
   ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));
   std::vector<Sample> base = SamplesOfArm(all, "base");
@@ -313,7 +315,7 @@ Status Orchestrator::Confirm(Node* node) {
   Verdict v;
   // A replication, except for an anomaly: an implausible gain needs a significance of its own.
   ARBOR_TRY_ASSIGN(auto decided,
-                   MeasureUntilDecided(node, "confirm-base", "confirm-cand",
+                   MeasureUntilDecided(node, SampleArm::kConfirmBase, SampleArm::kConfirmCand,
                                        RepetitionsFor(*node) * (anomaly ? 2 : 1), !anomaly, &v));
   if (!decided) return {};
   ARBOR_TRY_ASSIGN(auto all, SamplesOf(node->id));

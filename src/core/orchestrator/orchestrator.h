@@ -26,6 +26,7 @@
 #include "core/critic/gate.h"
 #include "core/critic/rca.h"
 #include "core/knowledge/kb.h"
+#include "core/model/event_kind.h"
 #include "core/model/ports.h"
 #include "core/orchestrator/job_log.h"
 #include "core/orchestrator/lanes.h"
@@ -101,9 +102,8 @@ class Orchestrator {
   // Measures `node` (arm `cand_arm`) against its parent (arm `base_arm`) until the gate
   // decides; `verdict` receives its last word. Returns false when the node was finished
   // (crashed) on the way. `replication`: GateInput::replication (the confirmation).
-  Result<bool> MeasureUntilDecided(Node* node, const std::string& base_arm,
-                                   const std::string& cand_arm, int reps_per_look, bool replication,
-                                   Verdict* verdict);
+  Result<bool> MeasureUntilDecided(Node* node, SampleArm base_arm, SampleArm cand_arm,
+                                   int reps_per_look, bool replication, Verdict* verdict);
   // The A/B base's worktree, built: true, or false when its build failed (`node`, when given,
   // is then finished as crashed for infrastructure).
   Result<bool> EnsureBaseBuilt(const Node& parent, Node* node);

@@ -170,6 +170,7 @@ TEST(OrchestratorTest, EveryNodeRecordsItsScoreAndEvents) {
   EXPECT_EQ(kinds["kept"], 3);
   EXPECT_EQ(kinds["reprofiled"], 4);  // baseline + each keep
   EXPECT_EQ(kinds["stopped"], 1);
+  for (const auto& e : rig.store.events()) EXPECT_NE(KindOf(e), EventKind::kUnknown) << e.kind;
   for (const auto& [id, n] : rig.store.nodes) {
     if (id != kRootId) {
       EXPECT_GT(n.score.h, 0) << n.CandidateKey();
