@@ -55,9 +55,9 @@ TEST(MovesLoopTest, ASigillCandidateRunsOnceItsPrerequisiteIsKept) {
 // keep changes the context), then every pair of them once (an interaction no single run shows)
 // and, with branches, each of the 4 hypotheses of three as a follow-up of a pair (once each,
 // whichever pair it grew from), then, as a last resort, each revert but the follow-ups again at
-// 2x, 4x, 8x the repetitions: 4 + 6 (+ 4) + (4 + 6) * 3 evaluations, and only then
-// `exhausted`. With a budget of 12 it spends all 12. It never stops on a plateau the user did
-// not ask for.
+// 2x, 4x, 8x the repetitions, and at the very last on to 16x, 32x, 64x (the closest calls
+// first): 4 + 6 (+ 4) + (4 + 6) * 6 evaluations, and only then `exhausted`. With a budget of 12
+// it spends all 12. It never stops on a plateau the user did not ask for.
 class SpendTheBudgetTest : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
@@ -72,9 +72,9 @@ TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->stop_reason, StopReason::kPlateau);
   // Each candidate, each pair (and triple), then a last look at each but the triples at 2×,
-  // 4×, 8×.
+  // 4×, 8×, then on to 64×.
   const int triples = branches ? 4 : 0;
-  const int everything = 4 + 6 + triples + (4 + 6) * kMaxRemeasures;
+  const int everything = 4 + 6 + triples + (4 + 6) * kMaxSequentialRemeasures;
   EXPECT_EQ(r->evaluated, std::min(budget, everything));
   EXPECT_EQ(r->stop_reason, budget > everything ? StopReason::kExhausted : StopReason::kMaxNodes);
   if (budget <= everything) return;
@@ -100,17 +100,18 @@ TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
   EXPECT_EQ(pairs.size(), 6u);
   EXPECT_EQ(static_cast<int>(threes.size()), triples);
   EXPECT_EQ(last_looks.size(), 4u + 6u);
-  for (const auto& [key, looks] : last_looks) EXPECT_EQ(looks, kMaxRemeasures) << key;
+  for (const auto& [key, looks] : last_looks) EXPECT_EQ(looks, kMaxSequentialRemeasures) << key;
   EXPECT_EQ(last_looks.count("a.a"), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest,
-                         ::testing::Combine(::testing::Values(12, 60), ::testing::Bool()));
+                         ::testing::Combine(::testing::Values(12, 90), ::testing::Bool()));
 
 // Every change costs 30%: no pair or follow-up is hopeful (the promise of ×1.3 times what a
 // pair measured, ×0.49, is a loss). With branches, once everything else is spent, the untested
 // triples on the pairs' states are still tried (PairKinds::kFollowUps) before the campaign
-// ends `exhausted`: each once, and none before the last other move.
+// ends `exhausted`: each once, and none before the last other move but the closest calls
+// measured again beyond 8× (RemeasureClosest), which come after them.
 TEST(SpendTheBudgetTest, WithBranchesHopelessFollowUpsComeLast) {
   for (bool branches : {true, false}) {
     Rig rig;
@@ -126,12 +127,24 @@ TEST(SpendTheBudgetTest, WithBranchesHopelessFollowUpsComeLast) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->stop_reason, StopReason::kExhausted);
     const Tree tree = rig.StoredTree();
+    std::set<NodeId> closest;  // the very last re-measures, by their requeued event
+    for (const auto& e : rig.store.events()) {
+      if (e.kind == "requeued" && e.message.find("the closest call left") != std::string::npos) {
+        closest.insert(e.node);
+      }
+    }
+    EXPECT_FALSE(closest.empty());
     std::set<std::set<std::string>> threes;
     int64_t first_follow_up = INT64_MAX;
+    int64_t last_follow_up = 0;
+    int64_t first_closest = INT64_MAX;
     int64_t last_other = 0;
     for (const auto& [id, n] : rig.store.nodes) {
       if (!IsEvaluated(n) || n.parent == kNoNode) continue;
-      if (MoveOf(n) == Move::kFollowUp) {
+      if (closest.count(id)) {
+        first_closest = std::min(first_closest, n.seq);
+      } else if (MoveOf(n) == Move::kFollowUp) {
+        last_follow_up = std::max(last_follow_up, n.seq);
         EXPECT_TRUE(threes.insert(ChangeSet(tree, n)).second) << "#" << id << " tried twice";
         first_follow_up = std::min(first_follow_up, n.seq);
       } else {
@@ -141,7 +154,9 @@ TEST(SpendTheBudgetTest, WithBranchesHopelessFollowUpsComeLast) {
     EXPECT_EQ(threes.size(), branches ? 4u : 0u) << "branches " << branches;
     if (branches) {
       EXPECT_GT(first_follow_up, last_other);
+      EXPECT_GT(first_closest, last_follow_up);
     }
+    EXPECT_GT(first_closest, last_other);
   }
 }
 
@@ -271,7 +286,8 @@ TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
     // A follow-up (a branch: the pair's state with a third change, or a drop's with another)
     // may come after the last looks began; its close calls are its own.
     if (MoveOf(rig.store.nodes.at(n.critic.requeued_from)) == Move::kFollowUp) continue;
-    if (why[id].find("a last look") != std::string::npos) {
+    if (why[id].find("a last look") != std::string::npos ||
+        why[id].find("the closest call left") != std::string::npos) {
       first_last_look = std::min(first_last_look, n.seq);
       continue;
     }

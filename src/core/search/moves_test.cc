@@ -593,6 +593,80 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
   EXPECT_EQ(looks(LastLooks::kKeepsToo), (std::vector<NodeId>{2, 4, 6, 3, 5}));
 }
 
+// The very last resort: every decision at the incumbent measured again beyond 8×, the closest
+// call first, a batch at a time, each chain no deeper than the cap it is given.
+TEST(MovesTest, TheClosestCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
+  // Under the incumbent #1, each measured at 8× already (a chain of kMaxRemeasures re-measures):
+  // #2 +0.8% with [0.995, 1.021] (0.3 standard errors from the +1% a keep needs), #3 -0.5% with
+  // [0.985, 1.005] (3 standard errors away), #4 a drop measured -19% with [0.79, 0.83] (a keep
+  // of the path, settled), #5 -1% with no interval.
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  NodeId next = 10;
+  auto chain = [&](const char* action, double gain, std::optional<double> lo,
+                   std::optional<double> hi, bool drop = false) {
+    NodeId from = kNoNode;
+    for (int depth = 0; depth <= kMaxRemeasures; ++depth) {
+      Node n = Reverted(next++, action, RcaClass::kNoGain, gain);
+      n.critic.ci_low = lo;
+      n.critic.ci_high = hi;
+      if (drop) n.critic.flags = {MoveFlag(Move::kDrop), DropFlag(action)};
+      if (depth > 0) {
+        n.critic.flags = {MoveFlag(Move::kRemeasure)};
+        if (drop) n.critic.flags.push_back(DropFlag(action));
+        n.critic.requeued_from = from;
+      }
+      tree.Upsert(n);
+      from = n.id;
+    }
+    return from;  // the latest measurement of the decision
+  };
+  const NodeId close = chain("close.a", 0.008, 0.995, 1.021);
+  const NodeId near = chain("near.b", -0.005, 0.985, 1.005);
+  const NodeId drop = chain("kept.k", -0.19, 0.79, 0.83, /*drop=*/true);
+  const NodeId blind = chain("blind.c", -0.01, std::nullopt, std::nullopt);
+  EXPECT_LT(CallDistance(*tree.Find(close), 0.01), CallDistance(*tree.Find(near), 0.01));
+  // The last looks (up to 8×) are spent: the rules before this one offer nothing more.
+  EXPECT_TRUE(RemeasureAnswered(tree, kRootId, LastLooks::kKeepsToo).empty());
+  auto from = [](const std::vector<Requeue>& qs) {
+    std::vector<NodeId> out;
+    for (const Requeue& q : qs) {
+      EXPECT_EQ(q.move, Move::kRemeasure);
+      out.push_back(q.from);
+    }
+    return out;
+  };
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)),
+            (std::vector<NodeId>{close, near, drop, blind}));
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01, kMaxSequentialRemeasures, 2)),
+            (std::vector<NodeId>{close, near}));
+  // At the cap, nothing is offered: the campaign ends `exhausted`.
+  EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01, kMaxRemeasures).empty());
+  // The close call measured at 16× is still close: it comes first again, at 32×, while the
+  // others wait for their 16×.
+  Node again = Reverted(next++, "close.a", RcaClass::kNoGain, 0.009);
+  again.critic.ci_low = 1.0;
+  again.critic.ci_high = 1.018;
+  again.critic.flags = {MoveFlag(Move::kRemeasure)};
+  again.critic.requeued_from = close;
+  tree.Upsert(again);
+  EXPECT_EQ(RemeasureDepth(tree, again), kMaxRemeasures + 1);
+  std::vector<Requeue> qs = RemeasureClosest(tree, kRootId, 0.01);
+  EXPECT_EQ(from(qs), (std::vector<NodeId>{again.id, near, drop, blind}));
+  EXPECT_NE(qs[0].reason.find("32× the repetitions"), std::string::npos) << qs[0].reason;
+  // Never deeper than the cap: a chain at 64× is settled for good.
+  NodeId last = again.id;
+  for (int depth = kMaxRemeasures + 2; depth <= kMaxSequentialRemeasures; ++depth) {
+    Node n = again;
+    n.id = next++;
+    n.critic.requeued_from = last;
+    tree.Upsert(n);
+    last = n.id;
+  }
+  EXPECT_EQ(RemeasureDepth(tree, *tree.Find(last)), kMaxSequentialRemeasures);
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{near, drop, blind}));
+}
+
 // Drops: a change kept on the path, taken back out, the latest keep first; only a change that
 // is an environment overlay alone, whose variables no other applied change sets, and that no
 // applied change requires. A kept drop takes its change off the path.
