@@ -420,7 +420,12 @@ std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double
     if (x->critic.rca != RcaClass::kNoGain && x->critic.rca != RcaClass::kNotConfirmed) continue;
     if (IsFollowUp(tree, *x)) continue;
     if (RemeasureDepth(tree, *x) >= max_depth || retried.count(x->id)) continue;
-    open.emplace_back(CallDistance(*x, min_effect), x);
+    // Only a call still undecided: its 95% interval holds the threshold a keep needs. A settled
+    // revert (the interval clear of it, or none at all) is not measured again: more runs would
+    // only confirm what is known, and spend the user's time on nothing.
+    const double distance = CallDistance(*x, min_effect);
+    if (!(distance <= kUndecidedDistance)) continue;
+    open.emplace_back(distance, x);
   }
   // The closest call first; among calls without an interval, the best measured.
   std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) {

@@ -53,6 +53,8 @@ inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×,
 // The very last resort (RemeasureClosest) goes on doubling up to 64× the repetitions, when the
 // time budget allows a look at that many.
 inline constexpr int kMaxSequentialRemeasures = 6;
+// A call is undecided while 1 + min_effect lies within its 95% interval (CallDistance ≤ 1.96).
+inline constexpr double kUndecidedDistance = 1.96;
 inline constexpr int kSequentialBatch = 4;  // decisions re-measured at a time, the closest first
 
 // How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a

@@ -593,13 +593,15 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
   EXPECT_EQ(looks(LastLooks::kKeepsToo), (std::vector<NodeId>{2, 4, 6, 3, 5}));
 }
 
-// The very last resort: every decision at the incumbent measured again beyond 8×, the closest
-// call first, a batch at a time, each chain no deeper than the cap it is given.
-TEST(MovesTest, TheClosestCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
+// The very last resort: the decisions at the incumbent still undecided (their 95% interval
+// holds the +min_effect a keep needs) measured again beyond 8×, the closest call first, a batch
+// at a time, each chain no deeper than the cap it is given. A settled call is never measured
+// again: more runs would only confirm it.
+TEST(MovesTest, TheUndecidedCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
   // Under the incumbent #1, each measured at 8× already (a chain of kMaxRemeasures re-measures):
-  // #2 +0.8% with [0.995, 1.021] (0.3 standard errors from the +1% a keep needs), #3 -0.5% with
-  // [0.985, 1.005] (3 standard errors away), #4 a drop measured -19% with [0.79, 0.83] (a keep
-  // of the path, settled), #5 -1% with no interval.
+  // +0.8% with [0.995, 1.021] (0.3 standard errors from the +1% a keep needs), +0.2% with
+  // [0.99, 1.014] (1.3 away), both undecided; -0.5% with [0.985, 1.005] (2.9 away), a drop
+  // measured -19% with [0.79, 0.83] (a keep of the path), -1% with no interval: settled.
   Tree tree;
   tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
   NodeId next = 10;
@@ -622,10 +624,15 @@ TEST(MovesTest, TheClosestCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
     return from;  // the latest measurement of the decision
   };
   const NodeId close = chain("close.a", 0.008, 0.995, 1.021);
+  const NodeId mid = chain("mid.d", 0.002, 0.99, 1.014);
   const NodeId near = chain("near.b", -0.005, 0.985, 1.005);
   const NodeId drop = chain("kept.k", -0.19, 0.79, 0.83, /*drop=*/true);
   const NodeId blind = chain("blind.c", -0.01, std::nullopt, std::nullopt);
-  EXPECT_LT(CallDistance(*tree.Find(close), 0.01), CallDistance(*tree.Find(near), 0.01));
+  EXPECT_LT(CallDistance(*tree.Find(close), 0.01), CallDistance(*tree.Find(mid), 0.01));
+  EXPECT_LE(CallDistance(*tree.Find(mid), 0.01), kUndecidedDistance);
+  for (NodeId settled : {near, drop, blind}) {
+    EXPECT_GT(CallDistance(*tree.Find(settled), 0.01), kUndecidedDistance) << settled;
+  }
   // The last looks (up to 8×) are spent: the rules before this one offer nothing more.
   EXPECT_TRUE(RemeasureAnswered(tree, kRootId, LastLooks::kKeepsToo).empty());
   auto from = [](const std::vector<Requeue>& qs) {
@@ -636,14 +643,13 @@ TEST(MovesTest, TheClosestCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
     }
     return out;
   };
-  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)),
-            (std::vector<NodeId>{close, near, drop, blind}));
-  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01, kMaxSequentialRemeasures, 2)),
-            (std::vector<NodeId>{close, near}));
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{close, mid}));
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01, kMaxSequentialRemeasures, 1)),
+            (std::vector<NodeId>{close}));
   // At the cap, nothing is offered: the campaign ends `exhausted`.
   EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01, kMaxRemeasures).empty());
   // The close call measured at 16× is still close: it comes first again, at 32×, while the
-  // others wait for their 16×.
+  // other waits for its 16×.
   Node again = Reverted(next++, "close.a", RcaClass::kNoGain, 0.009);
   again.critic.ci_low = 1.0;
   again.critic.ci_high = 1.018;
@@ -652,7 +658,7 @@ TEST(MovesTest, TheClosestCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
   tree.Upsert(again);
   EXPECT_EQ(RemeasureDepth(tree, again), kMaxRemeasures + 1);
   std::vector<Requeue> qs = RemeasureClosest(tree, kRootId, 0.01);
-  EXPECT_EQ(from(qs), (std::vector<NodeId>{again.id, near, drop, blind}));
+  EXPECT_EQ(from(qs), (std::vector<NodeId>{again.id, mid}));
   EXPECT_NE(qs[0].reason.find("32× the repetitions"), std::string::npos) << qs[0].reason;
   // Never deeper than the cap: a chain at 64× is settled for good.
   NodeId last = again.id;
@@ -664,7 +670,16 @@ TEST(MovesTest, TheClosestCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
     last = n.id;
   }
   EXPECT_EQ(RemeasureDepth(tree, *tree.Find(last)), kMaxSequentialRemeasures);
-  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{near, drop, blind}));
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{mid}));
+  // Measured at 16× and now clear of the threshold (3.6 standard errors below it): settled.
+  Node decided = Reverted(next++, "mid.d", RcaClass::kNoGain, -0.003);
+  decided.critic.ci_low = 0.99;
+  decided.critic.ci_high = 1.004;
+  decided.critic.flags = {MoveFlag(Move::kRemeasure)};
+  decided.critic.requeued_from = mid;
+  tree.Upsert(decided);
+  EXPECT_GT(CallDistance(decided, 0.01), kUndecidedDistance);
+  EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01).empty());
 }
 
 // Drops: a change kept on the path, taken back out, the latest keep first; only a change that
