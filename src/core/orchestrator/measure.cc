@@ -218,6 +218,12 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   node->metric = Median(SampleValues(cand));
   node->gain = v.gain;
   node->critic.p_value = v.p_value;
+  // The interval goes on every decision, a revert's too: how far a revert lies from the keep
+  // threshold decides whether measuring it again can still change it (CallDistance).
+  if (v.ci_high > 0) {
+    node->critic.ci_low = v.ci_low;
+    node->critic.ci_high = v.ci_high;
+  }
   std::string message = "A/B over " + std::to_string(cand.size()) + " pairs: " + Percent(v.gain) +
                         " (p=" + FormatDouble(v.p_value, 3) + ")";
   int outliers = CountOutliers(SampleValues(base)) + CountOutliers(SampleValues(cand));

@@ -166,6 +166,17 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   if (moves.empty() && spec_.search.pairs && spec_.search.branches) {
     moves = Pairs(tree_, catalog_, inc->id, kPairBatch, promise, PairKinds::kFollowUps, true);
   }
+  // At the very last, the closest calls at the incumbent measured again, beyond 8×, as long as a
+  // look at twice the repetitions fits in the time left (docs/search.md, step 10).
+  if (moves.empty() && critic_) {
+    int depth = kMaxSequentialRemeasures;
+    const Node* root = tree_.Find(kRootId);
+    const double bench_s =
+        root != nullptr ? root->cost_s / (2.0 * std::max(1, spec_.metric.repetitions)) : 0;
+    const double left = spec_.search.max_time_s - CampaignTime();
+    while (depth > kMaxRemeasures && 2.0 * (Repetitions() << depth) * bench_s > left) --depth;
+    moves = RemeasureClosest(tree_, inc->id, spec_.critic.min_effect, depth);
+  }
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
   if (nodes.empty()) return false;
   std::vector<Event> events;

@@ -1,8 +1,11 @@
 #include "core/search/moves.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "core/search/constraints.h"  // TargetShare
 #include "core/search/moves_detail.h"
@@ -306,7 +309,7 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 int RemeasureDepth(const Tree& tree, const Node& node) {
   int depth = 0;
   for (const Node* n = &node;
-       n != nullptr && MoveOf(*n) == Move::kRemeasure && depth <= kMaxRemeasures;
+       n != nullptr && MoveOf(*n) == Move::kRemeasure && depth <= kMaxSequentialRemeasures;
        n = tree.Find(n->critic.requeued_from)) {
     ++depth;
   }
@@ -393,6 +396,56 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastL
              "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
              "× the repetitions",
          std::nullopt, Move::kRemeasure});
+    out.back().under = InBranch(tree, *x);
+  }
+  return out;
+}
+
+double CallDistance(const Node& revert, double min_effect) {
+  const std::optional<double>& lo = revert.critic.ci_low;
+  const std::optional<double>& hi = revert.critic.ci_high;
+  if (!lo || !hi || *lo <= 0 || *hi <= *lo || !revert.gain || *revert.gain <= -1) {
+    return std::numeric_limits<double>::infinity();
+  }
+  const double se = (std::log(*hi) - std::log(*lo)) / (2 * 1.96);
+  return std::abs(std::log1p(*revert.gain) - std::log1p(min_effect)) / se;
+}
+
+std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double min_effect,
+                                      int max_depth, int limit) {
+  const std::set<NodeId> retried = RetriedAt(tree, incumbent);
+  std::vector<std::pair<double, const Node*>> open;
+  for (const Node* x : tree.Below(incumbent)) {
+    if (x->outcome != Outcome::kReverted) continue;
+    if (x->critic.rca != RcaClass::kNoGain && x->critic.rca != RcaClass::kNotConfirmed) continue;
+    if (IsFollowUp(tree, *x)) continue;
+    if (RemeasureDepth(tree, *x) >= max_depth || retried.count(x->id)) continue;
+    // Only a call still undecided: its 95% interval holds the threshold a keep needs. A settled
+    // revert (the interval clear of it, or none at all) is not measured again: more runs would
+    // only confirm what is known, and spend the user's time on nothing.
+    const double distance = CallDistance(*x, min_effect);
+    if (!(distance <= kUndecidedDistance)) continue;
+    open.emplace_back(distance, x);
+  }
+  // The closest call first; among calls without an interval, the best measured.
+  std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.second->gain.value_or(-1) > b.second->gain.value_or(-1);
+  });
+  if (static_cast<int>(open.size()) > limit) open.resize(std::max(0, limit));
+  std::vector<Requeue> out;
+  for (const auto& [distance, x] : open) {
+    out.push_back({x->id,
+                   "the closest call left at #" + std::to_string(incumbent) +
+                       " (every other move is spent): " +
+                       (x->gain ? Percent(*x->gain) : std::string("no gain")) +
+                       (std::isfinite(distance)
+                            ? ", " + FormatDouble(distance, 2) + " standard errors from the +" +
+                                  FormatDouble(min_effect * 100, 3) + "% a keep needs"
+                            : std::string()) +
+                       "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
+                       "× the repetitions",
+                   std::nullopt, Move::kRemeasure});
     out.back().under = InBranch(tree, *x);
   }
   return out;

@@ -50,6 +50,12 @@ std::optional<Move> MoveOf(const Node& node);  // from its flags
 // and the confirmation do not both accept.
 inline constexpr double kCloseCallP = 0.50;
 inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×, 4×, 8× at most
+// The very last resort (RemeasureClosest) goes on doubling up to 64× the repetitions, when the
+// time budget allows a look at that many.
+inline constexpr int kMaxSequentialRemeasures = 6;
+// A call is undecided while 1 + min_effect lies within its 95% interval (CallDistance ≤ 1.96).
+inline constexpr double kUndecidedDistance = 1.96;
+inline constexpr int kSequentialBatch = 4;  // decisions re-measured at a time, the closest first
 
 // How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a
 // re-measured node runs 2^depth × the campaign's repetitions per look.
@@ -133,6 +139,24 @@ bool MayStillPay(const Node& revert);
 enum class LastLooks { kMayPay, kAnswered, kKeepsToo };
 std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent,
                                        LastLooks which = LastLooks::kMayPay);
+
+// How close a revert's call was: the distance of its measured speedup from the threshold a keep
+// needs (1 + min_effect), in standard errors of its 95% interval, on the log scale. Small: more
+// repetitions may turn the answer around; infinite without an interval of some width.
+double CallDistance(const Node& revert, double min_effect);
+
+// The very last resort, when every other move is spent at `incumbent` (sequential
+// re-measurement): the reverts there (no gain or not confirmed; a drop's revert is a keep of the
+// path verified again) measured again with twice the repetitions of their latest measurement,
+// the closest call (CallDistance) first, `limit` at a time so that the next batch sees their
+// results: a call that stays close is measured again before a settled one. A decision is
+// re-opened only with more repetitions than before (each look narrows its interval), never
+// beyond `max_depth` doublings (kMaxSequentialRemeasures, or what the time budget allows), so
+// the campaign still ends `exhausted` once every decision was measured at that depth. Not a
+// follow-up's (a speculative hypothesis).
+std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double min_effect,
+                                      int max_depth = kMaxSequentialRemeasures,
+                                      int limit = kSequentialBatch);
 
 // When nothing else is left at `incumbent`: up to `limit` pairs, two candidates applied together
 // as one node, for the interactions one-at-a-time search cannot see. In this order:

@@ -593,6 +593,95 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
   EXPECT_EQ(looks(LastLooks::kKeepsToo), (std::vector<NodeId>{2, 4, 6, 3, 5}));
 }
 
+// The very last resort: the decisions at the incumbent still undecided (their 95% interval
+// holds the +min_effect a keep needs) measured again beyond 8×, the closest call first, a batch
+// at a time, each chain no deeper than the cap it is given. A settled call is never measured
+// again: more runs would only confirm it.
+TEST(MovesTest, TheUndecidedCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
+  // Under the incumbent #1, each measured at 8× already (a chain of kMaxRemeasures re-measures):
+  // +0.8% with [0.995, 1.021] (0.3 standard errors from the +1% a keep needs), +0.2% with
+  // [0.99, 1.014] (1.3 away), both undecided; -0.5% with [0.985, 1.005] (2.9 away), a drop
+  // measured -19% with [0.79, 0.83] (a keep of the path), -1% with no interval: settled.
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  NodeId next = 10;
+  auto chain = [&](const char* action, double gain, std::optional<double> lo,
+                   std::optional<double> hi, bool drop = false) {
+    NodeId from = kNoNode;
+    for (int depth = 0; depth <= kMaxRemeasures; ++depth) {
+      Node n = Reverted(next++, action, RcaClass::kNoGain, gain);
+      n.critic.ci_low = lo;
+      n.critic.ci_high = hi;
+      if (drop) n.critic.flags = {MoveFlag(Move::kDrop), DropFlag(action)};
+      if (depth > 0) {
+        n.critic.flags = {MoveFlag(Move::kRemeasure)};
+        if (drop) n.critic.flags.push_back(DropFlag(action));
+        n.critic.requeued_from = from;
+      }
+      tree.Upsert(n);
+      from = n.id;
+    }
+    return from;  // the latest measurement of the decision
+  };
+  const NodeId close = chain("close.a", 0.008, 0.995, 1.021);
+  const NodeId mid = chain("mid.d", 0.002, 0.99, 1.014);
+  const NodeId near = chain("near.b", -0.005, 0.985, 1.005);
+  const NodeId drop = chain("kept.k", -0.19, 0.79, 0.83, /*drop=*/true);
+  const NodeId blind = chain("blind.c", -0.01, std::nullopt, std::nullopt);
+  EXPECT_LT(CallDistance(*tree.Find(close), 0.01), CallDistance(*tree.Find(mid), 0.01));
+  EXPECT_LE(CallDistance(*tree.Find(mid), 0.01), kUndecidedDistance);
+  for (NodeId settled : {near, drop, blind}) {
+    EXPECT_GT(CallDistance(*tree.Find(settled), 0.01), kUndecidedDistance) << settled;
+  }
+  // The last looks (up to 8×) are spent: the rules before this one offer nothing more.
+  EXPECT_TRUE(RemeasureAnswered(tree, kRootId, LastLooks::kKeepsToo).empty());
+  auto from = [](const std::vector<Requeue>& qs) {
+    std::vector<NodeId> out;
+    for (const Requeue& q : qs) {
+      EXPECT_EQ(q.move, Move::kRemeasure);
+      out.push_back(q.from);
+    }
+    return out;
+  };
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{close, mid}));
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01, kMaxSequentialRemeasures, 1)),
+            (std::vector<NodeId>{close}));
+  // At the cap, nothing is offered: the campaign ends `exhausted`.
+  EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01, kMaxRemeasures).empty());
+  // The close call measured at 16× is still close: it comes first again, at 32×, while the
+  // other waits for its 16×.
+  Node again = Reverted(next++, "close.a", RcaClass::kNoGain, 0.009);
+  again.critic.ci_low = 1.0;
+  again.critic.ci_high = 1.018;
+  again.critic.flags = {MoveFlag(Move::kRemeasure)};
+  again.critic.requeued_from = close;
+  tree.Upsert(again);
+  EXPECT_EQ(RemeasureDepth(tree, again), kMaxRemeasures + 1);
+  std::vector<Requeue> qs = RemeasureClosest(tree, kRootId, 0.01);
+  EXPECT_EQ(from(qs), (std::vector<NodeId>{again.id, mid}));
+  EXPECT_NE(qs[0].reason.find("32× the repetitions"), std::string::npos) << qs[0].reason;
+  // Never deeper than the cap: a chain at 64× is settled for good.
+  NodeId last = again.id;
+  for (int depth = kMaxRemeasures + 2; depth <= kMaxSequentialRemeasures; ++depth) {
+    Node n = again;
+    n.id = next++;
+    n.critic.requeued_from = last;
+    tree.Upsert(n);
+    last = n.id;
+  }
+  EXPECT_EQ(RemeasureDepth(tree, *tree.Find(last)), kMaxSequentialRemeasures);
+  EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{mid}));
+  // Measured at 16× and now clear of the threshold (3.6 standard errors below it): settled.
+  Node decided = Reverted(next++, "mid.d", RcaClass::kNoGain, -0.003);
+  decided.critic.ci_low = 0.99;
+  decided.critic.ci_high = 1.004;
+  decided.critic.flags = {MoveFlag(Move::kRemeasure)};
+  decided.critic.requeued_from = mid;
+  tree.Upsert(decided);
+  EXPECT_GT(CallDistance(decided, 0.01), kUndecidedDistance);
+  EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01).empty());
+}
+
 // Drops: a change kept on the path, taken back out, the latest keep first; only a change that
 // is an environment overlay alone, whose variables no other applied change sets, and that no
 // applied change requires. A kept drop takes its change off the path.
