@@ -154,7 +154,8 @@ TEST_F(RunnerTest, DaemonThatLeftTheSessionIsKilled) {
 // What a signal handler does before the process exits at once: the command's group, and a
 // daemon that double-forked out of its session and ignores SIGTERM (this process's adopted
 // child), are killed; the rest of the process tree is not touched. Runs in a forked child,
-// which plays Arbor and exits like the handler does.
+// which plays Arbor and exits like the handler does. Its sleeps' arguments are its own: ctest runs
+// tests two at a time, and another test's live sleeps would look like survivors.
 TEST_F(RunnerTest, TheSignalSweepKillsTheGroupAndTheDaemonsThatLeftIt) {
   const std::string daemon_pid = Path("daemon"), group_pid = Path("group");
   const pid_t arbor = fork();
@@ -163,7 +164,7 @@ TEST_F(RunnerTest, TheSignalSweepKillsTheGroupAndTheDaemonsThatLeftIt) {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);  // as Arbor is (not inherited across fork)
     RunSpec spec =
         Spec("sh -c \"setsid sh -c 'trap \\\"\\\" TERM; echo \\$\\$ > " + daemon_pid +
-             "; exec sleep 3005.25' &\"; sleep 3006.25 & echo $! > " + group_pid + "; wait");
+             "; exec sleep 3007.25' &\"; sleep 3008.25 & echo $! > " + group_pid + "; wait");
     std::thread([spec] { (void)RunCommand(spec); }).detach();
     for (int i = 0; i < 1000; ++i) {
       if (!ReadTail(daemon_pid).empty() && !ReadTail(group_pid).empty()) break;
@@ -184,7 +185,7 @@ TEST_F(RunnerTest, TheSignalSweepKillsTheGroupAndTheDaemonsThatLeftIt) {
     EXPECT_FALSE(test::Alive(pid)) << file << " " << pid << " outlived the sweep";
     if (test::Alive(pid)) kill(pid, SIGKILL);
   }
-  EXPECT_TRUE(ProcessesWithArg("3005.25").empty());
+  EXPECT_TRUE(ProcessesWithArg("3007.25").empty());
 }
 
 TEST_F(RunnerTest, ManyBackgroundChildrenAreKilled) {
