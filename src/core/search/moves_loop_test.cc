@@ -210,7 +210,9 @@ TEST(SpendTheBudgetTest, WithBranchesHopelessFollowUpsComeLast) {
       }
     }
     EXPECT_EQ(threes.size(), branches ? 4u : 0u) << "branches " << branches;
-    if (branches) EXPECT_GT(first_follow_up, last_other);
+    if (branches) {
+      EXPECT_GT(first_follow_up, last_other);
+    }
   }
 }
 
