@@ -51,9 +51,9 @@ Status Orchestrator::ConfirmFinal() {
         m = ports_.target->Check(Context(best, label + "-rerun"));
       }
       if (!StateFailed(m.step)) continue;
-      bool handled = false;
-      ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kCheck, m.step, nullptr, &handled));
-      if (handled) return ConfirmFinal();
+      ARBOR_TRY_ASSIGN(const bool unkept,
+                       UnkeepFlakyPath(best.id, Recheck::kCheck, m.step, nullptr));
+      if (unkept) return ConfirmFinal();
       break;  // the baseline fails as often: the environment's, not the path's
     }
   }
@@ -82,9 +82,9 @@ Status Orchestrator::ConfirmFinal() {
       if (!is_base && StateFailed(m.step) && spec_.critic.recheck) {
         // The best state's own run failed: it crashes now and then; hand over a clean one.
         scope.reset();
-        bool handled = false;
-        ARBOR_TRY(UnkeepFlakyPath(best.id, Recheck::kBench, m.step, nullptr, &handled));
-        if (handled) return ConfirmFinal();
+        ARBOR_TRY_ASSIGN(const bool unkept,
+                         UnkeepFlakyPath(best.id, Recheck::kBench, m.step, nullptr));
+        if (unkept) return ConfirmFinal();
         scope.emplace(ports_.target, best.id);
       }
       if (!m.step.ok() || !m.value) {  // reported without an interval, and said so

@@ -132,9 +132,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, SampleArm base_arm, S
     if (!m.step.ok() || !m.value) {
       if (is_base && StateFailed(m.step)) {
         // The incumbent's own run failed: the path is flaky, not this candidate (recheck.cc).
-        bool handled = false;
         scope.reset();  // the re-check builds and measures the path's states on its own
-        ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kBench, &handled));
+        ARBOR_TRY_ASSIGN(const bool handled, RecheckIncumbent(node, m.step, Recheck::kBench));
         if (handled) return std::optional<Sample>();
       }
       if (is_base) {
@@ -311,8 +310,7 @@ Status Orchestrator::Confirm(Node* node) {
                       (m.step.detail.empty() ? "" : ": " + m.step.detail);
       if (m.step.kind == ExitKind::kFailed) {
         // The path may be what fails now and then, as in the check step (recheck.cc).
-        bool handled = false;
-        ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kCheck, &handled));
+        ARBOR_TRY_ASSIGN(const bool handled, RecheckIncumbent(node, m.step, Recheck::kCheck));
         if (handled) return {};
       }
       return FailStep(node, FailedStage::kCheck, m.step, Outcome::kReverted);

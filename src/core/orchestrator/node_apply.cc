@@ -49,17 +49,13 @@ SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
   return r;
 }
 
-std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
-                                                ActionSpec* copy, bool* missing) {
-  *missing = false;
+Orchestrator::Companion Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
+                                                    ActionSpec* copy) {
   std::optional<std::string> with = CompanionKey(node);
-  if (!with) return std::nullopt;
+  if (!with) return {};
   auto [id, value] = SplitCandidateKey(*with);
   const ActionSpec* action = catalog_.FindAction(id);
-  if (action == nullptr) {
-    *missing = true;
-    return std::nullopt;
-  }
+  if (action == nullptr) return {.task = std::nullopt, .missing = true};
   *copy = *action;
   Node as = node;
   as.action_id = id;
@@ -67,7 +63,7 @@ std::optional<Task> Orchestrator::CompanionTask(const Node& node, const std::str
   Task task = MakeTask(as, copy, worktree);
   // A swap's companion goes on top of the parent's state without the change it replaces.
   if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
-  return task;
+  return {.task = std::move(task)};
 }
 
 Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
@@ -114,20 +110,19 @@ Status Orchestrator::StepApply(Node* node) {
   }
   if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
   ActionSpec companion;
-  bool missing = false;
-  std::optional<Task> first = CompanionTask(*node, worktree_, &companion, &missing);
-  if (missing) {
+  Companion first = CompanionTask(*node, worktree_, &companion);  // applied first
+  if (first.missing) {
     return Finish(
         node, Outcome::kPruned,
         "its companion " + CompanionKey(*node).value_or("") + " is no longer in the campaign file",
         "vetoed");
   }
   if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
-    return RecordApply(node, ImplementSwap(ports_.specialist, *first, *dropped));
+    return RecordApply(node, ImplementSwap(ports_.specialist, *first.task, *dropped));
   }
   Task own = MakeTask(*node, action, worktree_);
-  SpecialistResult r = first ? ImplementPair(ports_.specialist, *first, std::move(own))
-                             : ports_.specialist->Implement(own);
+  SpecialistResult r = first.task ? ImplementPair(ports_.specialist, *first.task, std::move(own))
+                                  : ports_.specialist->Implement(own);
   return RecordApply(node, std::move(r));
 }
 

@@ -126,8 +126,7 @@ Status Orchestrator::StepCheck(Node* node) {
     }
   }
   if (m.step.kind == ExitKind::kFailed) {
-    bool handled = false;
-    ARBOR_TRY(RecheckIncumbent(node, m.step, Recheck::kCheck, &handled));
+    ARBOR_TRY_ASSIGN(const bool handled, RecheckIncumbent(node, m.step, Recheck::kCheck));
     if (handled) return {};
     return FailStep(node, FailedStage::kCheck, m.step, Outcome::kReverted);
   }

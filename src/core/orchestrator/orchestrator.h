@@ -145,16 +145,21 @@ class Orchestrator {
   std::vector<std::string> KeysOverBase(const Node& node) const;
   // When the failure is the path's: un-keeps the kept path below the nearest state that passes
   // the same probe repeatedly and finishes `node` without blaming it
-  // (src/core/orchestrator/recheck.cc). `handled`: `node` was finished.
-  Status RecheckIncumbent(Node* node, const StepResult& failure, Recheck probe, bool* handled);
-  // Runs `probe` on `state` `times` times in the base worktree: false at the first failure.
-  // `done`: `node` was finished because the state no longer builds (never with no `node`).
-  Result<bool> ProbePasses(const Node& state, Recheck probe, int times, Node* node, bool* done);
+  // (src/core/orchestrator/recheck.cc). True when `node` was finished.
+  Result<bool> RecheckIncumbent(Node* node, const StepResult& failure, Recheck probe);
+  // What ProbePasses saw: the state passed every run, failed one (or, with no `node`, no longer
+  // builds), or no longer builds and `node` was finished by the failed build.
+  enum class ProbeOutcome { kPassed, kFailed, kNodeFinished };
+  // Runs `probe` on `state` `times` times in the base worktree, stopping at the first failure.
+  // kNodeFinished only with a `node`.
+  Result<ProbeOutcome> ProbePasses(const Node& state, Recheck probe, int times, Node* node);
   // `incumbent` failed `probe` (`failure`): un-keeps the kept path below the nearest state that
   // passes it kCleanRuns times in a row; finishes `node` (the candidate whose run showed it, or
-  // nullptr for the final validation) without blaming it, and moves the branch back.
-  Status UnkeepFlakyPath(NodeId incumbent, Recheck probe, const StepResult& failure, Node* node,
-                         bool* handled);
+  // nullptr for the final validation) without blaming it, and moves the branch back. True when
+  // the failure was dealt with: the path un-kept, or `node` finished by a state that no longer
+  // builds; false when nothing was un-kept (not even the baseline passes as often).
+  Result<bool> UnkeepFlakyPath(NodeId incumbent, Recheck probe, const StepResult& failure,
+                               Node* node);
   // The incumbent re-measured at `now`, an order of magnitude from the value it was kept at:
   // un-keeps it, moves the branch back to its parent and re-queues there what was measured
   // on top of it, `node` (the candidate being measured, or nullptr) included (unkeep.cc).
@@ -218,10 +223,13 @@ class Orchestrator {
   Status Redispatch(NodeId id, const std::string& why);
   Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
   // A pair node's companion task (same node, worktree and parent; the companion's action and
-  // value; for a swap, on the parent's overlay without the dropped change), or nullopt for a
-  // plain node. Sets `*missing` when the companion left the catalog.
-  std::optional<Task> CompanionTask(const Node& node, const std::string& worktree, ActionSpec* copy,
-                                    bool* missing);
+  // value; for a swap, on the parent's overlay without the dropped change). The task points at
+  // `*copy`, the companion's action copied there, which the caller keeps alive as long as it.
+  struct Companion {
+    std::optional<Task> task;  // nullopt for a plain node, or when `missing`
+    bool missing = false;      // the companion left the catalog
+  };
+  Companion CompanionTask(const Node& node, const std::string& worktree, ActionSpec* copy);
   // A drop node's implementation (moves.h, Move::kDrop): no specialist, the parent's overlay
   // with the dropped change's variables back at their values before it was kept.
   SpecialistResult Drop(const Node& node);

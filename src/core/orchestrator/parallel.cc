@@ -34,10 +34,10 @@ Status Orchestrator::Launch(NodeId id) {
     in_flight_[id] = std::move(flight);
     return {};
   }
-  bool missing = false;
   flight->companion.emplace();
-  flight->companion_task = CompanionTask(*node, wt, &*flight->companion, &missing);
-  if (missing) return {};  // StepApply finishes it as pruned
+  Companion companion = CompanionTask(*node, wt, &*flight->companion);
+  if (companion.missing) return {};  // StepApply finishes it as pruned
+  flight->companion_task = std::move(companion.task);
   Specialist* specialist = ports_.specialist;
   const Task* task = &flight->task;
   const Task* first = flight->companion_task ? &*flight->companion_task : nullptr;

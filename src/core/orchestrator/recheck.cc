@@ -20,14 +20,12 @@
 #include "util/strings.h"
 
 namespace arbor {
-Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Recheck probe,
-                                      bool* handled) {
-  *handled = false;
-  if (!critic_ || !spec_.critic.recheck) return {};
+Result<bool> Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Recheck probe) {
+  if (!critic_ || !spec_.critic.recheck) return false;
   const Node* parent = tree_.Find(tree_.BaseOf(node->id));  // the state it is judged against
   if (parent == nullptr || parent->id == kRootId || parent->outcome != Outcome::kKept ||
       parent->id != tree_.Incumbent()) {
-    return {};
+    return false;
   }
   if (probe == Recheck::kCheck) {
     // Is the failure the path's? The incumbent's own check, once more; kCleanRuns times when
@@ -46,25 +44,22 @@ Status Orchestrator::RecheckIncumbent(Node* node, const StepResult& failure, Rec
         }
       }
     }
-    bool done = false;
-    ARBOR_TRY_ASSIGN(auto incumbent_ok, ProbePasses(*parent, probe, times, node, &done));
-    if (done) *handled = true;
-    if (done || incumbent_ok) return {};  // the incumbent passes: the failure is the candidate's
+    ARBOR_TRY_ASSIGN(const ProbeOutcome incumbent, ProbePasses(*parent, probe, times, node));
+    if (incumbent == ProbeOutcome::kNodeFinished) return true;
+    if (incumbent == ProbeOutcome::kPassed) return false;  // the failure is the candidate's
   }
-  return UnkeepFlakyPath(parent->id, probe, failure, node, handled);
+  return UnkeepFlakyPath(parent->id, probe, failure, node);
 }
 
-Result<bool> Orchestrator::ProbePasses(const Node& state, Recheck probe, int times, Node* node,
-                                       bool* done) {
+Result<Orchestrator::ProbeOutcome> Orchestrator::ProbePasses(const Node& state, Recheck probe,
+                                                             int times, Node* node) {
   const bool bench = probe == Recheck::kBench;
   ARBOR_TRY_ASSIGN(const bool built, EnsureBaseBuilt(state, node));
   if (!built) {
     // Without a node being judged (the final validation) a state that no longer builds is
     // simply not clean; with one, `node` was finished by the failed build.
-    *done = node != nullptr;
-    return false;
+    return node != nullptr ? ProbeOutcome::kNodeFinished : ProbeOutcome::kFailed;
   }
-  *done = false;
   std::optional<MeasurementScope> scope;  // benchmark runs hold the machine, as in an A/B
   if (bench) scope.emplace(ports_.target, node != nullptr ? node->id : state.id);
   for (int i = 0; i < times; ++i) {
@@ -74,26 +69,22 @@ Result<bool> Orchestrator::ProbePasses(const Node& state, Recheck probe, int tim
     ctx.node = node != nullptr ? node->id : state.id;  // logs belong to the node being judged
     Measurement m = bench ? ports_.target->Bench(ctx) : ports_.target->Check(ctx);
     if (node != nullptr) node->cost_s += m.step.duration_s;
-    if (!m.step.ok() || (bench && !m.value)) return false;
+    if (!m.step.ok() || (bench && !m.value)) return ProbeOutcome::kFailed;
   }
-  return true;
+  return ProbeOutcome::kPassed;
 }
 
-Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const StepResult& failure,
-                                     Node* node, bool* handled) {
+Result<bool> Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe,
+                                           const StepResult& failure, Node* node) {
   const bool bench = probe == Recheck::kBench;
   // The path's probe is flaky: find the nearest clean state above, the baseline included.
   std::vector<const Node*> path = tree_.Path(incumbent);  // root .. incumbent
-  if (path.size() < 2) return {};
+  if (path.size() < 2) return false;
   std::optional<size_t> clean;
   for (size_t i = path.size() - 1; i-- > 0;) {
-    bool done = false;
-    ARBOR_TRY_ASSIGN(auto ok, ProbePasses(*path[i], probe, kCleanRuns, node, &done));
-    if (done) {
-      *handled = true;
-      return {};
-    }
-    if (ok) {
+    ARBOR_TRY_ASSIGN(const ProbeOutcome state, ProbePasses(*path[i], probe, kCleanRuns, node));
+    if (state == ProbeOutcome::kNodeFinished) return true;
+    if (state == ProbeOutcome::kPassed) {
       clean = i;
       break;
     }
@@ -101,7 +92,7 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
   // Not even the baseline passes as often: the environment fails now and then (a flaky test
   // suite, a machine that kills processes), not a change. Nothing is un-kept; the caller blames
   // no change it cannot tell from the environment.
-  if (!clean) return {};
+  if (!clean) return false;
   const Node& flaky = *path[*clean + 1];
   const std::string f = "#" + std::to_string(flaky.id);
   const std::string c = "#" + std::to_string(path[*clean]->id);
@@ -185,10 +176,10 @@ Status Orchestrator::UnkeepFlakyPath(NodeId incumbent, Recheck probe, const Step
     std::vector<Node> others(changed.begin() + 1, changed.end());
     ARBOR_TRY(SaveMany(changed.front(), others, std::move(events)));
   }
-  *handled = true;
   // Recorded first, moved second: if the process dies in between, Reconcile() promotes the
   // incumbent (now the clean state) on start.
-  return MoveBranchBack(back_to, node);
+  ARBOR_TRY(MoveBranchBack(back_to, node));
+  return true;
 }
 
 }  // namespace arbor
