@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/model/rng.h"
 #include "core/search/moves.h"
 #include "core/testing/critic_rig_testing.h"
 #include "core/tree/frontier.h"
@@ -112,7 +113,7 @@ TEST_P(SpendTheBudgetTest, NoPlateauStopUnlessAskedFor) {
 INSTANTIATE_TEST_SUITE_P(Budgets, SpendTheBudgetTest,
                          ::testing::Combine(::testing::Values(12, 90), ::testing::Bool()));
 
-// The same flat target with ±8% noise on every run (a fixed hash of the run's number, so the
+// The same flat target with ±8% noise on every run (the seeded Rng, so the
 // test is deterministic): at 5 repetitions no interval is narrow enough to tell a neutral change
 // from the +1% a keep needs. Once every other move is spent, the calls still undecided (the
 // 95% interval holds 1.01) are measured again beyond 8×, the closest first, until each is
@@ -122,14 +123,9 @@ TEST(SpendTheBudgetTest, NoisyCallsAreMeasuredAgainUntilSettled) {
   Rig rig;
   rig.spec.search.max_nodes = 400;
   rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B"), Env("c.c", "C"), Env("d.d", "D")};
-  rig.target.bench = [](const RunContext&, int call) {
-    uint64_t x = static_cast<uint64_t>(call) * 0x9E3779B97F4A7C15ULL;  // splitmix64
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    x ^= x >> 31;
-    const double u = static_cast<double>(x >> 11) / static_cast<double>(1ULL << 53);  // [0, 1)
+  rig.target.bench = [rng = Rng(7)](const RunContext&, int) mutable {
     Measurement m;
-    m.value = 100.0 * (1 + 0.08 * (2 * u - 1));
+    m.value = 100.0 * (1 + 0.08 * (2 * rng.Uniform() - 1));
     return m;
   };
   auto r = rig.Run();
