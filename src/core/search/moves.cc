@@ -427,22 +427,20 @@ std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double
     if (!(distance <= kUndecidedDistance)) continue;
     open.emplace_back(distance, x);
   }
-  // The closest call first; among calls without an interval, the best measured.
+  // The closest call first, then the best measured. Each has a gain and a finite distance
+  // (CallDistance is infinite without them, and such a call is settled).
   std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
-    return a.second->gain.value_or(-1) > b.second->gain.value_or(-1);
+    return *a.second->gain > *b.second->gain;
   });
   if (static_cast<int>(open.size()) > limit) open.resize(std::max(0, limit));
   std::vector<Requeue> out;
   for (const auto& [distance, x] : open) {
     out.push_back({x->id,
                    "the closest call left at #" + std::to_string(incumbent) +
-                       " (every other move is spent): " +
-                       (x->gain ? Percent(*x->gain) : std::string("no gain")) +
-                       (std::isfinite(distance)
-                            ? ", " + FormatDouble(distance, 2) + " standard errors from the +" +
-                                  FormatDouble(min_effect * 100, 3) + "% a keep needs"
-                            : std::string()) +
+                       " (every other move is spent): " + Percent(*x->gain) + ", " +
+                       FormatDouble(distance, 2) + " standard errors from the +" +
+                       FormatDouble(min_effect * 100, 3) + "% a keep needs" +
                        "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
                        "× the repetitions",
                    std::nullopt, Move::kRemeasure});
