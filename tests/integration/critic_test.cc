@@ -266,7 +266,7 @@ TEST(IntegrationCritic, DriftingBenchIsRebaselined) {
 // so 16 is pruned without being built.
 TEST(IntegrationCritic, CrashingValuePrunesTheLargerOnes) {
   TempWorkspace ws;
-  std::string toml = Campaign(ws, "values", "NOISE = \"0.02\"", "") +
+  std::string toml = Campaign(ws, "values", "NOISE = \"0.02\"", "\n[search]\nmax_nodes = 10\n") +
                      Action("threads", "parallelism", 1.5, "THREADS = \"{value}\"",
                             "values = [\"1\", \"2\", \"4\", \"8\", \"16\"]\n");
   std::vector<TreeNode> nodes = RunCampaign(ws, toml);
@@ -343,21 +343,27 @@ TEST(IntegrationCritic, AccuracyBreakersAreRevertedAndPauseTheirCategory) {
 // keep it, the work check reverts it. A real 1.5x change with the same work is kept.
 TEST(IntegrationCritic, InflatedWorkIsReverted) {
   TempWorkspace ws;
-  std::string toml = Campaign(ws, "inflation", "NOISE = \"0.02\"", "work = \"json:work\"\n") +
+  // 7 evaluations: one more than the keep, the inflation, the drop and its three last looks.
+  std::string toml = Campaign(ws, "inflation", "NOISE = \"0.02\"",
+                              "work = \"json:work\"\n\n[search]\nmax_nodes = 7\n") +
                      Action("skip-half", "shortcut", 2.0, "SPEED = \"1.8\", WORK = \"500\"") +
                      Action("real", "real", 1.5, "SPEED = \"1.5\"");
   std::vector<TreeNode> nodes = RunCampaign(ws, toml);
   // Not revisited after the keep: an inflation is a failure, not a "no gain". With the budget
   // left, the kept change is taken back out once (a drop), which costs and is reverted; then,
-  // nothing else being left, that keep is verified again: the drop measured at 2x, 4x, 8x.
-  ASSERT_EQ(nodes.size(), 4u + 3u) << Describe(nodes);
+  // nothing else being left, that keep is verified again: the drop measured at 2x, 4x, 8x;
+  // then, the budget not spent, at 16x (the settled calls verified, up to the max_nodes given).
+  ASSERT_EQ(nodes.size(), 1u + 7u) << Describe(nodes);
   int drops = 0;
   for (const TreeNode& n : nodes) {
     if (n.Key() != "-real") continue;
     ++drops;
     EXPECT_EQ(n.outcome, "reverted") << Describe(nodes);
   }
-  EXPECT_EQ(drops, 1 + 3) << Describe(nodes);
+  EXPECT_EQ(drops, 1 + 3 + 1) << Describe(nodes);
+  EXPECT_TRUE(HasEvent(ws, nodes.back().id, "requeued", "a settled call verified again"))
+      << Describe(nodes);
+  EXPECT_EQ(ws.ArborJson({"status", "--json"}).value("stop_reason", ""), "max_nodes");
   EXPECT_EQ(KeysWithOutcome(nodes, "kept"), std::set<std::string>{"real"}) << Describe(nodes);
   const TreeNode* inflated = FindKey(nodes, "skip-half");
   ASSERT_NE(inflated, nullptr);

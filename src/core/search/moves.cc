@@ -415,20 +415,27 @@ std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double
                                       int max_depth, int limit) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   std::vector<std::pair<double, const Node*>> open;
+  bool undecided = false;
   for (const Node* x : tree.Below(incumbent)) {
     if (x->outcome != Outcome::kReverted) continue;
     if (x->critic.rca != RcaClass::kNoGain && x->critic.rca != RcaClass::kNotConfirmed) continue;
     if (IsFollowUp(tree, *x)) continue;
     if (RemeasureDepth(tree, *x) >= max_depth || retried.count(x->id)) continue;
-    // Only a call still undecided: its 95% interval holds the threshold a keep needs. A settled
-    // revert (the interval clear of it, or none at all) is not measured again: more runs would
-    // only confirm what is known, and spend the user's time on nothing.
+    // A call without an interval of some width (a noise-free benchmark measures a point) is
+    // settled for good: measuring it again gives the same point.
     const double distance = CallDistance(*x, min_effect);
-    if (!(distance <= kUndecidedDistance)) continue;
+    if (!std::isfinite(distance)) continue;
+    undecided |= distance <= kUndecidedDistance;
     open.emplace_back(distance, x);
   }
-  // The closest call first, then the best measured. Each has a gain and a finite distance
-  // (CallDistance is infinite without them, and such a call is settled).
+  // While a call is undecided (its 95% interval holds the threshold a keep needs), only the
+  // undecided are measured again. Then, so that a budget the user gave is spent, the settled
+  // ones are verified: each look halves the variance of an answer the rest of the campaign
+  // stands on (an outlier or drift can make a settled call wrong).
+  if (undecided) {
+    std::erase_if(open, [](const auto& c) { return c.first > kUndecidedDistance; });
+  }
+  // The closest call first, then the best measured.
   std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
     return *a.second->gain > *b.second->gain;
@@ -437,8 +444,10 @@ std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double
   std::vector<Requeue> out;
   for (const auto& [distance, x] : open) {
     out.push_back({x->id,
-                   "the closest call left at #" + std::to_string(incumbent) +
-                       " (every other move is spent): " + Percent(*x->gain) + ", " +
+                   std::string(undecided ? "the closest call left at #"
+                                         : "a settled call verified again at #") +
+                       std::to_string(incumbent) + " (every other move is spent" +
+                       (undecided ? "" : ", budget is left") + "): " + Percent(*x->gain) + ", " +
                        FormatDouble(distance, 2) + " standard errors from the +" +
                        FormatDouble(min_effect * 100, 3) + "% a keep needs" +
                        "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +

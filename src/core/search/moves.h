@@ -149,11 +149,13 @@ double CallDistance(const Node& revert, double min_effect);
 // re-measurement): the reverts there (no gain or not confirmed; a drop's revert is a keep of the
 // path verified again) measured again with twice the repetitions of their latest measurement,
 // the closest call (CallDistance) first, `limit` at a time so that the next batch sees their
-// results: a call that stays close is measured again before a settled one. A decision is
-// re-opened only with more repetitions than before (each look narrows its interval), never
-// beyond `max_depth` doublings (kMaxSequentialRemeasures, or what the time budget allows), so
-// the campaign still ends `exhausted` once every decision was measured at that depth. Not a
-// follow-up's (a speculative hypothesis).
+// results. While any call is undecided (CallDistance ≤ kUndecidedDistance) only the undecided
+// are offered; then the settled ones, so that the budget is spent verifying the answers the
+// campaign stands on. A call without an interval of some width (a point) is never offered. A
+// decision is re-opened only with more repetitions than before (each look narrows its
+// interval), never beyond `max_depth` doublings (kMaxSequentialRemeasures, or what the time
+// budget allows), so the campaign still ends `exhausted` once every decision was measured at
+// that depth. Not a follow-up's (a speculative hypothesis).
 std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double min_effect,
                                       int max_depth = kMaxSequentialRemeasures,
                                       int limit = kSequentialBatch);

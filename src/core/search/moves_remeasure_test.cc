@@ -134,8 +134,9 @@ TEST(MovesTest, ALastLookIsOnlyForARevertWhoseIntervalReachesAGain) {
 
 // The very last resort: the decisions at the incumbent still undecided (their 95% interval
 // holds the +min_effect a keep needs) measured again beyond 8×, the closest call first, a batch
-// at a time, each chain no deeper than the cap it is given. A settled call is never measured
-// again: more runs would only confirm it.
+// at a time, each chain no deeper than the cap it is given. A settled call is measured again
+// only once no call is undecided (the budget is spent verifying answers), and a call measured as
+// a point (no interval) never.
 TEST(MovesTest, TheUndecidedCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
   // Under the incumbent #1, each measured at 8× already (a chain of kMaxRemeasures re-measures):
   // +0.8% with [0.995, 1.021] (0.3 standard errors from the +1% a keep needs), +0.2% with
@@ -218,7 +219,16 @@ TEST(MovesTest, TheUndecidedCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
   decided.critic.requeued_from = mid;
   tree.Upsert(decided);
   EXPECT_GT(CallDistance(decided, 0.01), kUndecidedDistance);
-  EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01).empty());
+  // No call is undecided now: the settled ones are verified, the closest first (-0.5% at 2.9
+  // standard errors, -0.3% at 3.6, the drop at 17.5), the point never; each at its next depth.
+  qs = RemeasureClosest(tree, kRootId, 0.01);
+  EXPECT_EQ(from(qs), (std::vector<NodeId>{near, decided.id, drop}));
+  for (const Requeue& q : qs) {
+    EXPECT_NE(q.reason.find("a settled call verified again"), std::string::npos) << q.reason;
+  }
+  EXPECT_NE(qs[0].reason.find("16× the repetitions"), std::string::npos) << qs[0].reason;
+  // At the cap they are done too: the campaign ends `exhausted`.
+  EXPECT_TRUE(RemeasureClosest(tree, kRootId, 0.01, kMaxRemeasures).empty());
 }
 
 }  // namespace
