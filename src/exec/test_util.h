@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,16 @@ class TempDir {
   std::string path_;
 };
 
+// Empty when the file cannot be read: a /proc file of a process that exits while it is read
+// fails with ESRCH, which libstdc++'s filebuf throws (once failed a full suite, leaking the
+// caller's open DIR*).
 inline std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  try {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 // True while `pid` exists and is not a zombie.
