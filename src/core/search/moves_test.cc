@@ -569,5 +569,41 @@ TEST(MovesTest, SwapsPutInWhatAKeptChangeLockedOutOrCrashedWith) {
   EXPECT_TRUE(Swaps(tree, catalog, 6).empty());
 }
 
+// An alternative a kept change locked out that nobody measured comes first (unmeasured_only):
+// alt.b was never applied by any evaluated node, alt.c was measured alone at the baseline
+// before alloc.a won, and x.x crashed with alloc.a on the path (rule 2, not an alternative).
+TEST(MovesTest, AnAlternativeNeverMeasuredIsSwappedInBeforeTheOthers) {
+  ActionSpec alt_b = Env("alt.b", "B");
+  alt_b.conflicts = {"alloc.a"};
+  ActionSpec alt_c = Env("alt.c", "C");
+  alt_c.conflicts = {"alloc.a"};
+  std::vector<ActionSpec> actions = {Env("alloc.a", "A"), alt_b, alt_c, Env("x.x", "X")};
+  Catalog catalog(actions);  // keeps a reference
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(Reverted(2, "alt.c", RcaClass::kNoGain, 0.004));
+  Node kept = MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 2);
+  kept.overlay = {{"A", "1"}};
+  tree.Upsert(kept);
+  Node crash = MakeNode(4, 3, "x.x", "", Outcome::kCrashed, 3);
+  crash.critic.rca = RcaClass::kRuntimeCrash;
+  tree.Upsert(crash);
+  auto with = [](const std::vector<Requeue>& qs) {
+    std::vector<std::string> out;
+    for (const Requeue& q : qs) out.push_back(q.with.value_or("?") + " for " + q.key);
+    return out;
+  };
+  EXPECT_EQ(with(Swaps(tree, catalog, 3, /*unmeasured_only=*/true)),
+            std::vector<std::string>{"alt.b for alloc.a"});
+  // Measured as a side of a pair counts too: then nothing is unmeasured, and the full rule
+  // offers the measured alternative (one swap per change at a time).
+  Node pair = Reverted(5, "x.x", RcaClass::kNoGain, -0.01);
+  pair.parent = 3;
+  pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("alt.b")};
+  tree.Upsert(pair);
+  EXPECT_TRUE(Swaps(tree, catalog, 3, /*unmeasured_only=*/true).empty());
+  EXPECT_EQ(with(Swaps(tree, catalog, 3)), std::vector<std::string>{"alt.b for alloc.a"});
+}
+
 }  // namespace
 }  // namespace arbor
