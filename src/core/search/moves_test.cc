@@ -243,6 +243,45 @@ TEST(MovesTest, ACrashForAMissingPrerequisiteIsPairedWithTheIdeasThatPaidNothing
   EXPECT_EQ(std::count(all.begin(), all.end(), "b.b+isa[sse4]"), 0);  // applied: not again
 }
 
+// Several failing ideas take turns: an accuracy failure with many partners does not fill the
+// batch while a SIGILL waits for its prerequisite. Each failing idea's partners come best
+// measured first, at most half a batch of them per idea; the rest of the batch goes to the
+// next rule (two near-neutral ideas).
+TEST(MovesTest, FailingIdeasTakeTurnsForTheirPartners) {
+  std::vector<ActionSpec> actions = {
+      Env("trap.t", "T", "1", {}, 2.0), Env("isa.i", "I", "1", {}, 2.0),
+      Env("a.a", "A", "1", {}, 1.5),    Env("b.b", "B", "1", {}, 1.5),
+      Env("c.c", "C", "1", {}, 1.5),    Env("d.d", "D", "1", {}, 1.5)};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(Reverted(2, "trap.t", RcaClass::kAccuracy, 0.0));
+  Node sigill = MakeNode(3, kRootId, "isa.i", "", Outcome::kCrashed, 3);
+  sigill.critic.rca = RcaClass::kPrerequisite;
+  tree.Upsert(sigill);
+  tree.Upsert(Reverted(4, "a.a", RcaClass::kNoGain, 0.008));
+  tree.Upsert(Reverted(5, "b.b", RcaClass::kNoGain, 0.004));
+  tree.Upsert(Reverted(6, "c.c", RcaClass::kNoGain, -0.002));
+  tree.Upsert(Reverted(7, "d.d", RcaClass::kNoGain, -0.006));
+  auto batch = [&](int limit) {
+    std::vector<std::string> out;
+    for (const Requeue& q : Pairs(tree, catalog, kRootId, limit))
+      out.push_back(*q.with + "+" + q.key);
+    return out;
+  };
+  EXPECT_EQ(batch(4),
+            (std::vector<std::string>{"a.a+trap.t", "a.a+isa.i", "b.b+trap.t", "b.b+isa.i"}));
+  // One failing idea alone takes half a batch; the near-neutral pairs take the rest.
+  tree.Upsert(Reverted(3, "isa.i", RcaClass::kNoGain, -0.01));
+  const std::vector<std::string> alone = batch(4);
+  ASSERT_EQ(alone.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(alone.begin(), alone.begin() + 2),
+            (std::vector<std::string>{"a.a+trap.t", "b.b+trap.t"}));
+  for (size_t i = 2; i < alone.size(); ++i) {
+    EXPECT_EQ(alone[i].find("trap.t"), std::string::npos) << alone[i];
+  }
+}
+
 // An idea that promised ×2 and measured -5% is the first suspect of an interaction: its pairs
 // come before those of ideas that promised little. A pair that cannot pay even if one side
 // delivers its promise (two -30% ideas that promised ×1.01; a fix costing more than the
