@@ -133,9 +133,14 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // putting them before the revisits raised the median gain at budget 100
   // (docs/history/benchmarks-log.md).
   // A pair with a side that is about to be revisited alone gives way to that revisit.
-  std::vector<Requeue> moves = Revisit(tree_, catalog_, inc->id);
+  // First, an alternative a kept change locked out (a declared conflict) that was never
+  // measured: no evidence at all stands against it, while every move below re-tries an idea
+  // that was measured (docs/search.md, step 3).
+  std::vector<Requeue> moves = Swaps(tree_, catalog_, inc->id, /*unmeasured_only=*/true);
+  const bool unmeasured = !moves.empty();
+  if (!unmeasured) moves = Revisit(tree_, catalog_, inc->id);
   const Promise promise = PromiseAt(inc->id);
-  if (spec_.search.pairs) {
+  if (spec_.search.pairs && !unmeasured) {
     std::vector<Requeue> led =
         PairsOrTheirSidesAlone(tree_,
                                Pairs(tree_, catalog_, inc->id, kPairBatch, promise,

@@ -226,8 +226,11 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
 //   2. a candidate whose latest try from a state on the path crashed at run time while the kept
 //      change was applied: the crash may come from the two together.
 // Once per pair at the incumbent; never another value of the change's own parameter (a
-// re-tune), and the candidate must fit the path without the change.
-std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+// re-tune), and the candidate must fit the path without the change. With `unmeasured_only`,
+// only the alternatives of rule 1 never measured in the campaign (no evaluated node applied
+// them): a choice nobody compared, which comes before the moves on ideas already measured.
+std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                           bool unmeasured_only = false);
 
 // The overlay of `at` with the variables the change `key` sets back at their values before it
 // was kept (unset when they had none): what a drop node runs with. Requires `key` applied on

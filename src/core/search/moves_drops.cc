@@ -115,9 +115,19 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
   return out;
 }
 
-std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
+std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                           bool unmeasured_only) {
   const std::vector<Droppable> droppable = DroppableChanges(tree, catalog, incumbent, kNoNode);
   if (droppable.empty()) return {};
+  // The candidates some evaluated node applied (alone, as a side of a pair or a swap).
+  std::set<std::string> measured;
+  if (unmeasured_only) {
+    for (const Node* n : tree.All()) {
+      if (!IsEvaluated(*n)) continue;
+      measured.insert(n->CandidateKey());
+      if (std::optional<std::string> with = CompanionKey(*n)) measured.insert(*with);
+    }
+  }
   std::set<std::pair<std::string, std::string>> tried;  // {taken out, put in} at the incumbent
   for (NodeId child : tree.Children(incumbent)) {
     const Node* c = tree.Find(child);
@@ -158,6 +168,7 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
   };
   // 1. Declared alternatives: a candidate that conflicts with a change kept on the path.
   for (const Candidate& c : catalog.All()) {
+    if (unmeasured_only && measured.count(c.key)) continue;
     for (const Droppable& d : droppable) {
       const ActionSpec* kept = catalog.FindAction(SplitCandidateKey(d.key).first);
       if (kept == nullptr) continue;
@@ -169,6 +180,7 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
       }
     }
   }
+  if (unmeasured_only) return out;
   // 2. A candidate whose latest try from a state on the path crashed at run time with the
   // change on the path: the crash may be theirs together.
   for (const auto& [key, x] : LatestSingleTries(tree, incumbent)) {

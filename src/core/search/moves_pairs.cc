@@ -149,27 +149,50 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       take(c.key, kNoNode, need->id,
            c.key + " requires " + need->id + ", which is not on the path: tried together");
     }
-    // 2. An accuracy failure with something that costs a little.
-    for (const Node* x : accuracy) {
+    // 2. An accuracy failure with something that costs a little; 2b. a crash for a missing
+    // prerequisite (SIGILL) with each idea reverted for no gain: the prerequisite may be a
+    // change that pays nothing alone, so no keep ever brings it. Its own side may be another
+    // value of a parameter on the path (avx512 where sse4 was kept). Each failing idea's
+    // partners come best measured first, and the failing ideas take turns (round robin, at most
+    // half a batch each): one trap with thirty partners would otherwise fill batch after batch
+    // while a SIGILL whose enabler is one pair away, or an interaction, waited behind it.
+    struct Suspect {
+      const Node* x;
+      bool lacking;
+      std::vector<const Node*> partners;
+    };
+    std::vector<Suspect> suspects;
+    for (const Node* x : accuracy) suspects.push_back({x, false, {}});
+    for (const Node* x : lacking) suspects.push_back({x, true, {}});
+    for (Suspect& s : suspects) {
       for (const Node* f : no_gain) {
-        // The fix costs more than x promises.
-        if (hopeful_only && promised(x) * measured(f) <= 1) continue;
-        take(x->CandidateKey(), x->id, f->CandidateKey(),
-             "#" + std::to_string(x->id) + " broke accuracy alone; with #" + std::to_string(f->id) +
-                 " (" + Percent(gain_of(f)) + " alone) it may not");
+        // The partner costs more than x promises.
+        if (hopeful_only && promised(s.x) * measured(f) <= 1) continue;
+        s.partners.push_back(f);
       }
     }
-    // 2b. A crash for a missing prerequisite (SIGILL) with each idea reverted for no gain: the
-    // prerequisite may be a change that pays nothing alone, so no keep ever brings it. Its own
-    // side may be another value of a parameter on the path (avx512 where sse4 was kept).
-    for (const Node* x : lacking) {
-      for (const Node* f : no_gain) {
-        if (hopeful_only && promised(x) * measured(f) <= 1) continue;
-        take(x->CandidateKey(), x->id, f->CandidateKey(),
-             "#" + std::to_string(x->id) + " lacked a prerequisite alone; #" +
-                 std::to_string(f->id) + " (" + Percent(gain_of(f)) + " alone) may be it",
-             /*retune=*/true);
+    const size_t per_suspect = static_cast<size_t>(std::max(1, limit / 2));
+    std::map<const Node*, size_t> taken;
+    for (size_t round = 0;; ++round) {
+      bool any = false;
+      for (Suspect& s : suspects) {
+        if (round >= s.partners.size() || taken[s.x] >= per_suspect) continue;
+        any = true;
+        const Node* f = s.partners[round];
+        const size_t before = out.size();
+        if (s.lacking) {
+          take(s.x->CandidateKey(), s.x->id, f->CandidateKey(),
+               "#" + std::to_string(s.x->id) + " lacked a prerequisite alone; #" +
+                   std::to_string(f->id) + " (" + Percent(gain_of(f)) + " alone) may be it",
+               /*retune=*/true);
+        } else {
+          take(s.x->CandidateKey(), s.x->id, f->CandidateKey(),
+               "#" + std::to_string(s.x->id) + " broke accuracy alone; with #" +
+                   std::to_string(f->id) + " (" + Percent(gain_of(f)) + " alone) it may not");
+        }
+        if (out.size() > before) ++taken[s.x];
       }
+      if (!any || static_cast<int>(out.size()) >= limit) break;
     }
     // 3. Two near-neutral ideas, the highest optimistic speedup first; the side on top (the
     // node's own candidate) is the one whose promise makes it.

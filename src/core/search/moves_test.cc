@@ -243,6 +243,45 @@ TEST(MovesTest, ACrashForAMissingPrerequisiteIsPairedWithTheIdeasThatPaidNothing
   EXPECT_EQ(std::count(all.begin(), all.end(), "b.b+isa[sse4]"), 0);  // applied: not again
 }
 
+// Several failing ideas take turns: an accuracy failure with many partners does not fill the
+// batch while a SIGILL waits for its prerequisite. Each failing idea's partners come best
+// measured first, at most half a batch of them per idea; the rest of the batch goes to the
+// next rule (two near-neutral ideas).
+TEST(MovesTest, FailingIdeasTakeTurnsForTheirPartners) {
+  std::vector<ActionSpec> actions = {
+      Env("trap.t", "T", "1", {}, 2.0), Env("isa.i", "I", "1", {}, 2.0),
+      Env("a.a", "A", "1", {}, 1.5),    Env("b.b", "B", "1", {}, 1.5),
+      Env("c.c", "C", "1", {}, 1.5),    Env("d.d", "D", "1", {}, 1.5)};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(Reverted(2, "trap.t", RcaClass::kAccuracy, 0.0));
+  Node sigill = MakeNode(3, kRootId, "isa.i", "", Outcome::kCrashed, 3);
+  sigill.critic.rca = RcaClass::kPrerequisite;
+  tree.Upsert(sigill);
+  tree.Upsert(Reverted(4, "a.a", RcaClass::kNoGain, 0.008));
+  tree.Upsert(Reverted(5, "b.b", RcaClass::kNoGain, 0.004));
+  tree.Upsert(Reverted(6, "c.c", RcaClass::kNoGain, -0.002));
+  tree.Upsert(Reverted(7, "d.d", RcaClass::kNoGain, -0.006));
+  auto batch = [&](int limit) {
+    std::vector<std::string> out;
+    for (const Requeue& q : Pairs(tree, catalog, kRootId, limit))
+      out.push_back(*q.with + "+" + q.key);
+    return out;
+  };
+  EXPECT_EQ(batch(4),
+            (std::vector<std::string>{"a.a+trap.t", "a.a+isa.i", "b.b+trap.t", "b.b+isa.i"}));
+  // One failing idea alone takes half a batch; the near-neutral pairs take the rest.
+  tree.Upsert(Reverted(3, "isa.i", RcaClass::kNoGain, -0.01));
+  const std::vector<std::string> alone = batch(4);
+  ASSERT_EQ(alone.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(alone.begin(), alone.begin() + 2),
+            (std::vector<std::string>{"a.a+trap.t", "b.b+trap.t"}));
+  for (size_t i = 2; i < alone.size(); ++i) {
+    EXPECT_EQ(alone[i].find("trap.t"), std::string::npos) << alone[i];
+  }
+}
+
 // An idea that promised ×2 and measured -5% is the first suspect of an interaction: its pairs
 // come before those of ideas that promised little. A pair that cannot pay even if one side
 // delivers its promise (two -30% ideas that promised ×1.01; a fix costing more than the
@@ -567,6 +606,42 @@ TEST(MovesTest, SwapsPutInWhatAKeptChangeLockedOutOrCrashedWith) {
   // Under the kept swap, alloc.a (alt.b's alternative) is not swapped back in: that
   // comparison was made.
   EXPECT_TRUE(Swaps(tree, catalog, 6).empty());
+}
+
+// An alternative a kept change locked out that nobody measured comes first (unmeasured_only):
+// alt.b was never applied by any evaluated node, alt.c was measured alone at the baseline
+// before alloc.a won, and x.x crashed with alloc.a on the path (rule 2, not an alternative).
+TEST(MovesTest, AnAlternativeNeverMeasuredIsSwappedInBeforeTheOthers) {
+  ActionSpec alt_b = Env("alt.b", "B");
+  alt_b.conflicts = {"alloc.a"};
+  ActionSpec alt_c = Env("alt.c", "C");
+  alt_c.conflicts = {"alloc.a"};
+  std::vector<ActionSpec> actions = {Env("alloc.a", "A"), alt_b, alt_c, Env("x.x", "X")};
+  Catalog catalog(actions);  // keeps a reference
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(Reverted(2, "alt.c", RcaClass::kNoGain, 0.004));
+  Node kept = MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 2);
+  kept.overlay = {{"A", "1"}};
+  tree.Upsert(kept);
+  Node crash = MakeNode(4, 3, "x.x", "", Outcome::kCrashed, 3);
+  crash.critic.rca = RcaClass::kRuntimeCrash;
+  tree.Upsert(crash);
+  auto with = [](const std::vector<Requeue>& qs) {
+    std::vector<std::string> out;
+    for (const Requeue& q : qs) out.push_back(q.with.value_or("?") + " for " + q.key);
+    return out;
+  };
+  EXPECT_EQ(with(Swaps(tree, catalog, 3, /*unmeasured_only=*/true)),
+            std::vector<std::string>{"alt.b for alloc.a"});
+  // Measured as a side of a pair counts too: then nothing is unmeasured, and the full rule
+  // offers the measured alternative (one swap per change at a time).
+  Node pair = Reverted(5, "x.x", RcaClass::kNoGain, -0.01);
+  pair.parent = 3;
+  pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("alt.b")};
+  tree.Upsert(pair);
+  EXPECT_TRUE(Swaps(tree, catalog, 3, /*unmeasured_only=*/true).empty());
+  EXPECT_EQ(with(Swaps(tree, catalog, 3)), std::vector<std::string>{"alt.b for alloc.a"});
 }
 
 }  // namespace
