@@ -304,8 +304,8 @@ TEST(IntegrationEnvironment, AKeptChangeThatLaterKeepsMadeCostlyIsDropped) {
 
 // A swap end to end: `first` (+10%) and `alt` (+30%) are declared alternatives (`conflicts`);
 // first's prior is higher, so it runs first and is kept, which locks alt out. With budget left,
-// first is taken back out (a loss), then alt is tried in its place as one node: kept. The
-// branch's arbor-best.env holds ALT and no FIRST; it is never swapped back.
+// alt, which nobody measured, is tried in first's place as one node before any other move:
+// kept. The branch's arbor-best.env holds ALT and no FIRST; it is never swapped back.
 TEST(IntegrationEnvironment, AnAlternativeTheFirstWinnerLockedOutIsSwappedIn) {
   TempWorkspace ws;
   ws.Write("arbor.toml",
@@ -335,11 +335,13 @@ TEST(IntegrationEnvironment, AnAlternativeTheFirstWinnerLockedOutIsSwappedIn) {
   EXPECT_EQ(KeysWithOutcome(nodes, "kept"), (std::set<std::string>{"first", "alt+-first"}))
       << DescribeTree(nodes);
   // Under the swap, alt taken out loses; first is not swapped back in (that was measured).
-  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"), (std::set<std::string>{"-first", "-alt"}))
+  EXPECT_EQ(KeysWithOutcome(nodes, "reverted"), std::set<std::string>{"-alt"})
       << DescribeTree(nodes);
-  // The root, first, -first, the swap, -alt, and -alt again at 2x, 4x, 8x the repetitions (the
-  // keep verified, nothing else being left).
-  EXPECT_EQ(nodes.size(), 5u + 3u) << DescribeTree(nodes);
+  // The root, first, the swap (the move right after first's keep: first was never taken out
+  // alone), -alt, and -alt again at 2x, 4x, 8x the repetitions (the keep verified, nothing else
+  // being left; a noise-free benchmark measures points, which are not verified beyond that).
+  EXPECT_EQ(nodes[2].id, swap->id) << DescribeTree(nodes);
+  EXPECT_EQ(nodes.size(), 4u + 3u) << DescribeTree(nodes);
   EXPECT_EQ(FindKey(nodes, "alt"), nullptr) << DescribeTree(nodes);
   ProcResult env = ws.Git({"show", "arbor/swap:arbor-best.env"});
   ASSERT_EQ(env.exit_code, 0) << env.Describe();
