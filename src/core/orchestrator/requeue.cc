@@ -183,6 +183,18 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
     moves = RemeasureClosest(tree_, inc->id, spec_.critic.min_effect, depth);
   }
   std::vector<Node> nodes = RequeueUnder(*inc, moves);
+  // Never the same node twice: a move the rules offer again while its node still waits (one no
+  // rule counts as tried) would otherwise queue copies without end instead of evaluating.
+  std::erase_if(nodes, [&](const Node& q) {
+    for (NodeId sibling : tree_.Children(q.parent)) {
+      const Node* s = tree_.Find(sibling);
+      if (s->outcome == Outcome::kPending && s->CandidateKey() == q.CandidateKey() &&
+          s->critic.flags == q.critic.flags) {
+        return true;
+      }
+    }
+    return false;
+  });
   if (nodes.empty()) return false;
   std::vector<Event> events;
   for (const Node& q : nodes) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));

@@ -66,7 +66,10 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     auto it = latest.find(key);
     if (!branches || it == latest.end()) return nullptr;
     const Node* n = it->second;
-    return n->parent == incumbent && MayBranchFrom(*n) && !CompanionKey(*n) && !DroppedKey(*n)
+    // A single idea's state only: not a pair, swap or drop, nor a branch node whose state holds
+    // more (a pair kept on a branch and un-kept later sits under the incumbent too).
+    return n->parent == incumbent && MayBranchFrom(*n) && !CompanionKey(*n) && !DroppedKey(*n) &&
+                   !tree.IsBranch(*n) && !HasFlag(*n, kBranchFlag)
                ? n
                : nullptr;
   };

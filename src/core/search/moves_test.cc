@@ -282,6 +282,42 @@ TEST(MovesTest, FailingIdeasTakeTurnsForTheirPartners) {
   }
 }
 
+// A pair is opened as a branch only on a single idea's node at the incumbent. A pair kept on a
+// branch and un-kept later (a flaky check) sits under the incumbent with its own side's key, but
+// its state holds more than that idea: a pair built on it was never selected, counted as tried
+// by no rule, and offered again without end (generated landscape 1100018).
+TEST(MovesTest, APairIsNeverOpenedOnABranchNodesState) {
+  std::vector<ActionSpec> actions = {Env("k.k", "K"), Env("x.x", "X", "1", {}, 2.0),
+                                     Env("f.f", "F")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node f = Reverted(2, "f.f", RcaClass::kNoGain, 0.004);  // under the baseline
+  f.commit = "c2";
+  tree.Upsert(f);
+  Node kept = MakeNode(3, kRootId, "k.k", "", Outcome::kKept, 3);
+  kept.commit = "c3";
+  tree.Upsert(kept);
+  Node unkept = MakeNode(4, 3, "x.x", "", Outcome::kReverted, 4);
+  unkept.commit = "c4";
+  unkept.critic.rca = RcaClass::kAccuracy;
+  unkept.critic.flags = {MoveFlag(Move::kPair), std::string(kBranchFlag), "unkept"};
+  tree.Upsert(unkept);
+  const std::vector<Requeue> qs = Pairs(tree, catalog, 3, 4, nullptr, PairKinds::kHopeful, true);
+  ASSERT_FALSE(qs.empty());
+  for (const Requeue& q : qs) {
+    EXPECT_NE(q.under, 4) << q.reason;
+  }
+  // The same node without the branch flag is a single idea's state: the pair builds on it.
+  unkept.critic.flags = {"unkept"};
+  tree.Upsert(unkept);
+  bool on_it = false;
+  for (const Requeue& q : Pairs(tree, catalog, 3, 4, nullptr, PairKinds::kHopeful, true)) {
+    on_it |= q.under == 4;
+  }
+  EXPECT_TRUE(on_it);
+}
+
 // An idea that promised ×2 and measured -5% is the first suspect of an interaction: its pairs
 // come before those of ideas that promised little. A pair that cannot pay even if one side
 // delivers its promise (two -30% ideas that promised ×1.01; a fix costing more than the
