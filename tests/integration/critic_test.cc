@@ -106,7 +106,9 @@ std::vector<TreeNode> RunCampaign(TempWorkspace& ws, const std::string& toml) {
   ws.Write("bench.c", std::string(kBenchHead) + kComputedTargetHelpersC + kBenchMain);
   ws.Write("arbor.toml", toml);
   ws.CommitAll();
-  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 120);
+  // A safety net, not a timing: these campaigns take about a minute alone and twice that on a
+  // machine running other work.
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 300);
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
   nlohmann::json status = ws.ArborJson({"status", "--json"});
   EXPECT_EQ(status.value("state", ""), "finished") << status.dump();
