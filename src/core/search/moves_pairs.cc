@@ -163,6 +163,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       const Node* x;
       bool lacking;
       std::vector<const Node*> partners;
+      size_t taken = 0;  // partners paired in this batch
     };
     std::vector<Suspect> suspects;
     for (const Node* x : accuracy) suspects.push_back({x, false, {}});
@@ -175,11 +176,10 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       }
     }
     const size_t per_suspect = static_cast<size_t>(std::max(1, limit / 2));
-    std::map<const Node*, size_t> taken;
     for (size_t round = 0;; ++round) {
       bool any = false;
       for (Suspect& s : suspects) {
-        if (round >= s.partners.size() || taken[s.x] >= per_suspect) continue;
+        if (round >= s.partners.size() || s.taken >= per_suspect) continue;
         any = true;
         const Node* f = s.partners[round];
         const size_t before = out.size();
@@ -193,7 +193,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
                "#" + std::to_string(s.x->id) + " broke accuracy alone; with #" +
                    std::to_string(f->id) + " (" + Percent(gain_of(f)) + " alone) it may not");
         }
-        if (out.size() > before) ++taken[s.x];
+        if (out.size() > before) ++s.taken;
       }
       if (!any || static_cast<int>(out.size()) >= limit) break;
     }
