@@ -29,7 +29,7 @@ int Orchestrator::Repetitions() const {
 }
 
 int Orchestrator::RepetitionsFor(const Node& node) const {
-  return Repetitions() << RemeasureDepth(tree_, node);
+  return Repetitions() << RemeasureScale(tree_, node);
 }
 
 Status Orchestrator::BenchSelf(Node* node) {

@@ -180,6 +180,9 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
         root != nullptr ? root->cost_s / (2.0 * std::max(1, spec_.metric.repetitions)) : 0;
     const double left = spec_.search.max_time_s - CampaignTime();
     while (depth > kMaxRemeasures && 2.0 * (Repetitions() << depth) * bench_s > left) --depth;
+    // A look at the deepest fits: the decisions are looked at again there as long as the budget
+    // of nodes lasts (each look an independent verdict at a bounded cost).
+    if (depth == kMaxSequentialRemeasures) depth = kUnboundedDepth;
     moves = RemeasureClosest(tree_, inc->id, spec_.critic.min_effect, depth);
   }
   std::vector<Node> nodes = RequeueUnder(*inc, moves);

@@ -308,13 +308,26 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
 
 int RemeasureDepth(const Tree& tree, const Node& node) {
   int depth = 0;
-  for (const Node* n = &node;
-       n != nullptr && MoveOf(*n) == Move::kRemeasure && depth <= kMaxSequentialRemeasures;
-       n = tree.Find(n->critic.requeued_from)) {
+  // A node is requeued from an earlier one (a smaller id): the chain ends.
+  for (const Node* n = &node; n != nullptr && MoveOf(*n) == Move::kRemeasure;
+       n = n->critic.requeued_from < n->id ? tree.Find(n->critic.requeued_from) : nullptr) {
     ++depth;
   }
   return depth;
 }
+
+int RemeasureScale(const Tree& tree, const Node& node) {
+  return std::min(RemeasureDepth(tree, node), kMaxSequentialRemeasures);
+}
+
+namespace {
+
+// The repetitions (× the campaign's) of the look that measures `node` again.
+int NextLook(const Tree& tree, const Node& node) {
+  return 1 << std::min(RemeasureDepth(tree, node) + 1, kMaxSequentialRemeasures);
+}
+
+}  // namespace
 
 std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticSpec& critic) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
@@ -331,8 +344,7 @@ std::vector<Requeue> Remeasure(const Tree& tree, NodeId incumbent, const CriticS
     return a->critic.p_value.value_or(1) < b->critic.p_value.value_or(1);
   });
   auto again = [&](const Node& x) {
-    return "; measured again with " + std::to_string(2 << RemeasureDepth(tree, x)) +
-           "× the repetitions";
+    return "; measured again with " + std::to_string(NextLook(tree, x)) + "× the repetitions";
   };
   std::vector<Requeue> out;
   for (const Node* x : open) {
@@ -393,8 +405,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastL
         {x->id,
          "a last look (nothing else is left at #" + std::to_string(incumbent) +
              " and budget is): " + (x->gain ? Percent(*x->gain) : std::string("no gain")) +
-             "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
-             "× the repetitions",
+             "; measured again with " + std::to_string(NextLook(tree, *x)) + "× the repetitions",
          std::nullopt, Move::kRemeasure});
     out.back().under = InBranch(tree, *x);
   }
@@ -435,8 +446,13 @@ std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double
   if (undecided) {
     std::erase_if(open, [](const auto& c) { return c.first > kUndecidedDistance; });
   }
-  // The closest call first, then the best measured.
-  std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) {
+  // The closest call first, then the best measured. Beyond 64× (each look there an independent
+  // verdict at the same depth) the calls take turns: the one with the fewest such looks first.
+  auto beyond = [&](const Node* x) {
+    return std::max(0, RemeasureDepth(tree, *x) - kMaxSequentialRemeasures);
+  };
+  std::stable_sort(open.begin(), open.end(), [&](const auto& a, const auto& b) {
+    if (beyond(a.second) != beyond(b.second)) return beyond(a.second) < beyond(b.second);
     if (a.first != b.first) return a.first < b.first;
     return *a.second->gain > *b.second->gain;
   });
@@ -450,7 +466,7 @@ std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double
                        (undecided ? "" : ", budget is left") + "): " + Percent(*x->gain) + ", " +
                        FormatDouble(distance, 2) + " standard errors from the +" +
                        FormatDouble(min_effect * 100, 3) + "% a keep needs" +
-                       "; measured again with " + std::to_string(2 << RemeasureDepth(tree, *x)) +
+                       "; measured again with " + std::to_string(NextLook(tree, *x)) +
                        "× the repetitions",
                    std::nullopt, Move::kRemeasure});
     out.back().under = InBranch(tree, *x);

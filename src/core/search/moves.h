@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -51,15 +52,20 @@ std::optional<Move> MoveOf(const Node& node);  // from its flags
 inline constexpr double kCloseCallP = 0.50;
 inline constexpr int kMaxRemeasures = 3;  // a close call is re-measured at 2×, 4×, 8× at most
 // The very last resort (RemeasureClosest) goes on doubling up to 64× the repetitions, when the
-// time budget allows a look at that many.
+// time budget allows a look at that many; beyond that depth each look is another at 64×
+// (RemeasureScale), so that a budget of nodes the user gave is spent at a bounded cost per node.
 inline constexpr int kMaxSequentialRemeasures = 6;
+// RemeasureClosest's `max_depth` when the time left allows every look the budget of nodes does.
+inline constexpr int kUnboundedDepth = std::numeric_limits<int>::max();
 // A call is undecided while 1 + min_effect lies within its 95% interval (CallDistance ≤ 1.96).
 inline constexpr double kUndecidedDistance = 1.96;
 inline constexpr int kSequentialBatch = 4;  // decisions re-measured at a time, the closest first
 
-// How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node); a
-// re-measured node runs 2^depth × the campaign's repetitions per look.
+// How many kRemeasure nodes lead to `node` through requeued_from (0 for any other node).
 int RemeasureDepth(const Tree& tree, const Node& node);
+// A re-measured node runs 2^scale × the campaign's repetitions per look: its depth, at most
+// kMaxSequentialRemeasures.
+int RemeasureScale(const Tree& tree, const Node& node);
 
 struct Requeue {
   NodeId from = kNoNode;  // the node retried; kNoNode for a candidate never tried (`key`)
@@ -153,9 +159,11 @@ double CallDistance(const Node& revert, double min_effect);
 // are offered; then the settled ones, so that the budget is spent verifying the answers the
 // campaign stands on. A call without an interval of some width (a point) is never offered. A
 // decision is re-opened only with more repetitions than before (each look narrows its
-// interval), never beyond `max_depth` doublings (kMaxSequentialRemeasures, or what the time
-// budget allows), so the campaign still ends `exhausted` once every decision was measured at
-// that depth. Not a follow-up's (a speculative hypothesis).
+// interval) up to 64× (RemeasureScale), never beyond a chain of `max_depth` looks: what the
+// time budget allows (the campaign ends `exhausted` once every decision was measured at that
+// depth), or kUnboundedDepth when a look at 64× fits in the time left: then each decision is
+// looked at again at 64×, an independent verdict, as long as the budget of nodes lasts. Not a
+// follow-up's (a speculative hypothesis).
 std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double min_effect,
                                       int max_depth = kMaxSequentialRemeasures,
                                       int limit = kSequentialBatch);

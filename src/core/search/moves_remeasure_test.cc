@@ -200,7 +200,7 @@ TEST(MovesTest, TheUndecidedCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
   std::vector<Requeue> qs = RemeasureClosest(tree, kRootId, 0.01);
   EXPECT_EQ(from(qs), (std::vector<NodeId>{again.id, mid}));
   EXPECT_NE(qs[0].reason.find("32× the repetitions"), std::string::npos) << qs[0].reason;
-  // Never deeper than the cap: a chain at 64× is settled for good.
+  // Never deeper than the cap by default: a chain at 64× is done.
   NodeId last = again.id;
   for (int depth = kMaxRemeasures + 2; depth <= kMaxSequentialRemeasures; ++depth) {
     Node n = again;
@@ -211,6 +211,23 @@ TEST(MovesTest, TheUndecidedCallsAreMeasuredAgainBeyondTheLastLooksUpToTheCap) {
   }
   EXPECT_EQ(RemeasureDepth(tree, *tree.Find(last)), kMaxSequentialRemeasures);
   EXPECT_EQ(from(RemeasureClosest(tree, kRootId, 0.01)), (std::vector<NodeId>{mid}));
+  // When the time left allows it (kUnboundedDepth), a call at 64× is looked at again at 64×
+  // (its scale stays at the cap), the closest first; once it had a look there, after the calls
+  // with fewer looks beyond the cap.
+  qs = RemeasureClosest(tree, kRootId, 0.01, kUnboundedDepth);
+  EXPECT_EQ(from(qs), (std::vector<NodeId>{last, mid}));
+  EXPECT_NE(qs[0].reason.find("64× the repetitions"), std::string::npos) << qs[0].reason;
+  {
+    Tree deeper = tree;
+    Node n = *tree.Find(last);
+    n.id = next + 100;
+    n.critic.requeued_from = last;
+    deeper.Upsert(n);
+    EXPECT_EQ(RemeasureDepth(deeper, n), kMaxSequentialRemeasures + 1);
+    EXPECT_EQ(RemeasureScale(deeper, n), kMaxSequentialRemeasures);
+    EXPECT_EQ(from(RemeasureClosest(deeper, kRootId, 0.01, kUnboundedDepth)),
+              (std::vector<NodeId>{mid, n.id}));
+  }
   // Measured at 16× and now clear of the threshold (3.6 standard errors below it): settled.
   Node decided = Reverted(next++, "mid.d", RcaClass::kNoGain, -0.003);
   decided.critic.ci_low = 0.99;
