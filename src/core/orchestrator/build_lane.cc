@@ -43,12 +43,11 @@ Result<bool> Orchestrator::BuildInLane(Node* node) {
   auto it = lanes_.find(node->id);
   if (it == lanes_.end() || it->second->commit != node->commit) {
     ARBOR_TRY(PrepareWorktree(*node));
-    StartLane(*node, worktree_);
+    StartLane(*node, cursor_.worktree());
   }
   ARBOR_TRY(AwaitLane(node->id));
   LaneRun& lane = *lanes_.at(node->id);
-  worktree_ = lane.build_ctx.worktree;
-  prepared_node_ = node->id;
+  cursor_.Prepared(node->id, lane.build_ctx.worktree);  // built there, recorded just below
   job_target_->Note(lane.build_ctx, lane.build);
   StepResult r = lane.build;  // a copy: a failed build's lane is dropped before it is recorded
   if (!r.ok()) lanes_.erase(node->id);

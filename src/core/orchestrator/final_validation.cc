@@ -21,22 +21,22 @@ Status Orchestrator::ConfirmFinal() {
   const Node& root = *tree_.Find(kRootId);
   // The best node's worktree may be held as the A/B base (it was the incumbent): set up the
   // baseline's worktree first, then the best node's own, so neither release undoes the other.
-  if (base_node_ != root.id) {
-    if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
-    if (base_node_ == prepared_node_) prepared_node_ = built_node_ = kNoNode;
-    base_node_ = kNoNode;
+  if (!cursor_.IsBase(root.id)) {
+    if (cursor_.base() != kNoNode) ARBOR_TRY(ports_.workspace->Release(cursor_.base()));
+    // One worktree per node: releasing the base released the current one when they are one.
+    if (cursor_.base() == cursor_.current()) cursor_.ForgetCurrent();
+    cursor_.BaseReleased();
     ARBOR_TRY_ASSIGN(auto wt, ports_.workspace->Prepare(root.id, root.commit));
     StepResult r = ports_.target->Build(ContextAt(root, wt, "build-final-base"));
     if (!r.ok()) return {};
-    base_node_ = root.id;
-    base_worktree_ = wt;
+    cursor_.BaseBuilt(root.id, wt);
   }
-  if (prepared_node_ != best.id || built_node_ != best.id) {
-    ARBOR_TRY_ASSIGN(worktree_, ports_.workspace->Prepare(best.id, best.commit));
-    prepared_node_ = best.id;
+  if (!cursor_.IsBuilt(best.id)) {
+    ARBOR_TRY_ASSIGN(auto wt, ports_.workspace->Prepare(best.id, best.commit));
+    cursor_.Prepared(best.id, wt);
     StepResult r = ports_.target->Build(Context(best, "build-final"));
     if (!r.ok()) return {};  // it built when it was kept; nothing to confirm now
-    built_node_ = best.id;
+    cursor_.Built(best.id);
   }
   // The final validation: the state handed to the user must not fail its check now and then
   // (a change failing a few checks in ten can pass the two it gets before its keep). A failure
@@ -74,7 +74,7 @@ Status Orchestrator::ConfirmFinal() {
       if (static_cast<int>(arm.size()) > i) continue;
       const Node& who = is_base ? root : best;
       RunContext ctx =
-          ContextAt(who, is_base ? base_worktree_ : worktree_,
+          ContextAt(who, is_base ? cursor_.base_worktree() : cursor_.worktree(),
                     std::string(is_base ? "final-base-" : "final-cand-") + std::to_string(i));
       ctx.node = best.id;
       ctx.repetition = i;

@@ -86,9 +86,9 @@ Status Orchestrator::BenchSelf(Node* node) {
 }
 
 Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
-  if (base_node_ == parent.id) return true;
-  if (base_node_ != kNoNode) ARBOR_TRY(ports_.workspace->Release(base_node_));
-  base_node_ = kNoNode;
+  if (cursor_.IsBase(parent.id)) return true;
+  if (cursor_.base() != kNoNode) ARBOR_TRY(ports_.workspace->Release(cursor_.base()));
+  cursor_.BaseReleased();
   ARBOR_TRY_ASSIGN(auto wt, ports_.workspace->Prepare(parent.id, parent.commit));
   StepResult r = ports_.target->Build(ContextAt(parent, wt, "build-base"));
   if (!r.ok()) {
@@ -99,8 +99,7 @@ Result<bool> Orchestrator::EnsureBaseBuilt(const Node& parent, Node* node) {
       ARBOR_TRY(FailStep(node, FailedStage::kInfrastructure, r, Outcome::kCrashed));
     return false;
   }
-  base_node_ = parent.id;
-  base_worktree_ = wt;
+  cursor_.BaseBuilt(parent.id, wt);
   return true;
 }
 
@@ -123,7 +122,7 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, SampleArm base_arm, S
   std::optional<MeasurementScope> scope;
   auto measure = [&](bool is_base, int rep, bool keep) -> Result<std::optional<Sample>> {
     const Node& who = is_base ? parent : *node;
-    RunContext ctx = ContextAt(who, is_base ? base_worktree_ : worktree_,
+    RunContext ctx = ContextAt(who, is_base ? cursor_.base_worktree() : cursor_.worktree(),
                                (is_base ? base_name : cand_name) + "-" + std::to_string(rep));
     ctx.node = node->id;  // logs and $ARBOR_NODE belong to the node being judged
     ctx.repetition = rep;

@@ -91,17 +91,16 @@ Status Orchestrator::StepApply(Node* node) {
   ARBOR_CHECK(parent != nullptr, "node without parent");
   if (in_flight_.count(node->id) != 0) {
     // Started with its batch: its worktree exists and the specialist is at work.
+    std::string worktree = in_flight_.at(node->id)->task.worktree;
     SpecialistResult r = TakeResult(node->id);
-    prepared_node_ = node->id;
-    built_node_ = kNoNode;
+    cursor_.Prepared(node->id, std::move(worktree));
     return RecordApply(node, std::move(r));
   }
   // A previous process may have died half-way through applying: always start from a fresh
   // worktree at the parent's commit.
   ARBOR_TRY(ports_.workspace->Release(node->id));
-  ARBOR_TRY_ASSIGN(worktree_, ports_.workspace->Prepare(node->id, parent->commit));
-  prepared_node_ = node->id;
-  built_node_ = kNoNode;
+  ARBOR_TRY_ASSIGN(auto worktree, ports_.workspace->Prepare(node->id, parent->commit));
+  cursor_.Prepared(node->id, worktree);
 
   const ActionSpec* action = catalog_.FindAction(node->action_id);
   if (action == nullptr) {
@@ -110,7 +109,7 @@ Status Orchestrator::StepApply(Node* node) {
   }
   if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
   ActionSpec companion;
-  Companion first = CompanionTask(*node, worktree_, &companion);  // applied first
+  Companion first = CompanionTask(*node, worktree, &companion);  // applied first
   if (first.missing) {
     return Finish(
         node, Outcome::kPruned,
@@ -120,7 +119,7 @@ Status Orchestrator::StepApply(Node* node) {
   if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
     return RecordApply(node, ImplementSwap(ports_.specialist, *first.task, *dropped));
   }
-  Task own = MakeTask(*node, action, worktree_);
+  Task own = MakeTask(*node, action, worktree);
   SpecialistResult r = first.task ? ImplementPair(ports_.specialist, *first.task, std::move(own))
                                   : ports_.specialist->Implement(own);
   return RecordApply(node, std::move(r));

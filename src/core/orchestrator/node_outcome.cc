@@ -82,10 +82,7 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
   DiscardLane(node->id);
   ARBOR_TRY(Save(*node, std::move(events)));
   // The worktree is disposable once the outcome is recorded; kept states live in commits.
-  if (prepared_node_ == node->id) {
-    prepared_node_ = kNoNode;
-    built_node_ = kNoNode;
-  }
+  cursor_.Forget(node->id);
   return ports_.workspace->Release(node->id);
 }
 

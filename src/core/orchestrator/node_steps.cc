@@ -38,19 +38,19 @@ RunContext Orchestrator::ContextAt(const Node& node, const std::string& worktree
 }
 
 RunContext Orchestrator::Context(const Node& node, const std::string& label) const {
-  return ContextAt(node, worktree_, label);
+  return ContextAt(node, cursor_.worktree(), label);
 }
 
 Result<bool> Orchestrator::EnsureBuilt(Node* node) {
-  if (built_node_ == node->id) return true;
+  if (cursor_.IsBuilt(node->id)) return true;
   ARBOR_TRY(PrepareWorktree(*node));
   return RecordBuild(node, ports_.target->Build(Context(*node, "build")));
 }
 
 Status Orchestrator::PrepareWorktree(const Node& node) {
-  if (prepared_node_ == node.id) return {};
-  ARBOR_TRY_ASSIGN(worktree_, ports_.workspace->Prepare(node.id, node.commit));
-  prepared_node_ = node.id;
+  if (cursor_.IsPrepared(node.id)) return {};
+  ARBOR_TRY_ASSIGN(auto worktree, ports_.workspace->Prepare(node.id, node.commit));
+  cursor_.Prepared(node.id, worktree);
   return {};
 }
 
@@ -60,12 +60,12 @@ Result<bool> Orchestrator::RecordBuild(Node* node, const StepResult& r) {
     ARBOR_TRY(FailStep(node, FailedStage::kBuild, r, Outcome::kCrashed));
     return false;
   }
-  built_node_ = node->id;
+  cursor_.Built(node->id);
   return true;
 }
 
 Status Orchestrator::StepBuild(Node* node) {
-  built_node_ = kNoNode;  // the build step always builds
+  cursor_.NeedsBuild();  // the build step always builds
   // A batch's node builds in a lane, concurrently with the others' (build_lane.cc).
   const bool in_lane = !in_flight_.empty() || lanes_.count(node->id) != 0;
   ARBOR_TRY_ASSIGN(const bool built, in_lane ? BuildInLane(node) : EnsureBuilt(node));
@@ -228,9 +228,9 @@ Status Orchestrator::StepDecide(Node* node) {
   // Recorded first, promoted second: if the process dies in between, Reconcile() promotes.
   ARBOR_TRY(SaveMany(*node, others, std::move(events)));
   ARBOR_TRY(ports_.workspace->Promote(node->commit));
-  if (base_node_ != kNoNode) {  // the old incumbent is no longer anyone's base
-    ARBOR_TRY(ports_.workspace->Release(base_node_));
-    base_node_ = kNoNode;
+  if (cursor_.base() != kNoNode) {  // the old incumbent is no longer anyone's base
+    ARBOR_TRY(ports_.workspace->Release(cursor_.base()));
+    cursor_.BaseReleased();
   }
   return {};
 }
@@ -262,10 +262,7 @@ Status Orchestrator::StepProfile(Node* node) {
     for (const Node& q : requeued) events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
   }
   ARBOR_TRY(SaveMany(*node, requeued, std::move(events), {}, profile));
-  if (prepared_node_ == node->id) {
-    prepared_node_ = kNoNode;
-    built_node_ = kNoNode;
-  }
+  cursor_.Forget(node->id);
   return ports_.workspace->Release(node->id);
 }
 

@@ -369,7 +369,7 @@ Status Orchestrator::Stop(CampaignState state, StopReason reason) {
   // Worktrees kept for the A/B base arm or the final confirmation, and any a killed process
   // left behind, are disposable now: every state worth keeping is a commit.
   ARBOR_TRY(ports_.workspace->ReleaseAll());
-  prepared_node_ = base_node_ = built_node_ = kNoNode;
+  cursor_.Reset();
   meta_.state = state;
   meta_.stop_reason = reason;
   Mutation m;

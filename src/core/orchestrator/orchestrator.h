@@ -30,6 +30,7 @@
 #include "core/model/ports.h"
 #include "core/orchestrator/job_log.h"
 #include "core/orchestrator/lanes.h"
+#include "core/orchestrator/worktree_cursor.h"
 #include "core/search/candidates.h"
 #include "core/search/category_stats.h"
 #include "core/search/constraints.h"
@@ -213,7 +214,8 @@ class Orchestrator {
     std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
   };
   Status Launch(NodeId id);
-  // Waits for `id`'s running implementation and returns its result.
+  // Waits for `id`'s running implementation and returns its result (the worktree it ran in is
+  // its InFlight's task.worktree: the caller decides whether it becomes the current one).
   SpecialistResult TakeResult(NodeId id);
   // Records finished implementations of other in-flight nodes whose base is still current:
   // applied ones only, in dispatch order, up to the first that cannot be recorded yet.
@@ -318,15 +320,12 @@ class Orchestrator {
   // Ensures the node's worktree exists and is built in this process (after a resume the
   // build is replayed: builds are idempotent, and a fresh process cannot trust old outputs).
   Result<bool> EnsureBuilt(Node* node);  // false: the build failed, `node` is finished
-  // Makes `node`'s worktree the current one (worktree_), preparing it unless it already is.
+  // Makes `node`'s worktree the current one (cursor_), preparing it unless it already is.
   Status PrepareWorktree(const Node& node);
   // Records the result of `node`'s build: its cost, and on failure the crash (`failed`).
   Result<bool> RecordBuild(Node* node, const StepResult& r);  // as EnsureBuilt
-  std::string worktree_;                                      // of the node in flight
-  NodeId prepared_node_ = kNoNode;                            // whose worktree worktree_ is
-  NodeId built_node_ = kNoNode;                               // built in this process
-  NodeId base_node_ = kNoNode;  // incumbent whose worktree is built for the A/B base arm
-  std::string base_worktree_;
+  // The worktree of the node in flight and the A/B base arm's, and what this process built.
+  WorktreeCursor cursor_;
   std::vector<NodeId> publishers_;      // nodes that published constraints
   std::set<std::string> check_failed_;  // candidate keys that failed a check (NoteCheckFailure)
   int64_t last_keep_seq_ = 0;

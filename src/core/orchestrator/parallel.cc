@@ -54,7 +54,6 @@ SpecialistResult Orchestrator::TakeResult(NodeId id) {
   auto it = in_flight_.find(id);
   ARBOR_CHECK(it != in_flight_.end(), "no implementation in flight for the node");
   SpecialistResult r = it->second->ready ? std::move(*it->second->ready) : it->second->result.get();
-  worktree_ = it->second->task.worktree;
   in_flight_.erase(it);
   return r;
 }
@@ -87,7 +86,7 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
   n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
   DiscardLane(id);                         // a build of the old state
   ARBOR_TRY(ports_.workspace->Release(id));
-  if (prepared_node_ == id) prepared_node_ = built_node_ = kNoNode;
+  cursor_.Forget(id);
   return Save(
       n, {MakeEvent(id, "requeued", why + "; re-dispatched on node " + std::to_string(n.parent))});
 }
@@ -110,18 +109,13 @@ Status Orchestrator::RecordReady(NodeId except) {
     }
     if (flight.ready->status != SpecialistResult::Status::kApplied) break;
     Node copy = *n;
-    // Saved before TakeResult, which points worktree_ at the recorded node's worktree.
-    std::string keep_worktree = worktree_;
-    NodeId keep_prepared = prepared_node_;
-    NodeId keep_built = built_node_;
+    // Recording another node must not disturb the one being measured: its worktree does not
+    // become the current one (cursor_), and an applied result's record touches no worktree.
+    const std::string worktree = flight.task.worktree;
     SpecialistResult r = TakeResult(id);
     ARBOR_TRY(RecordApply(&copy, std::move(r)));
     // Its build (and check) start right away, in its worktree (build_lane.cc).
-    if (copy.step == Step::kBuild) StartLane(copy, worktree_);
-    // Recording another node must not disturb the one being measured.
-    worktree_ = keep_worktree;
-    prepared_node_ = keep_prepared;
-    built_node_ = keep_built;
+    if (copy.step == Step::kBuild) StartLane(copy, worktree);
   }
   return {};
 }

@@ -63,7 +63,7 @@ Result<Orchestrator::ProbeOutcome> Orchestrator::ProbePasses(const Node& state, 
   std::optional<MeasurementScope> scope;  // benchmark runs hold the machine, as in an A/B
   if (bench) scope.emplace(ports_.target, node != nullptr ? node->id : state.id);
   for (int i = 0; i < times; ++i) {
-    RunContext ctx = ContextAt(state, base_worktree_,
+    RunContext ctx = ContextAt(state, cursor_.base_worktree(),
                                std::string(bench ? "bench" : "check") + "-recheck-" +
                                    std::to_string(state.id) + "-" + std::to_string(i));
     ctx.node = node != nullptr ? node->id : state.id;  // logs belong to the node being judged

@@ -136,22 +136,20 @@ Status Orchestrator::ReprofileOnPlateau() {
   auto& flags = inc.critic.flags;
   if (std::find(flags.begin(), flags.end(), kFlag) != flags.end()) return {};
   flags.push_back(kFlag);
-  if (prepared_node_ != inc.id || built_node_ != inc.id) {
-    if (base_node_ == inc.id) {  // the same worktree path: let the base arm rebuild later
-      ARBOR_TRY(ports_.workspace->Release(base_node_));
-      base_node_ = kNoNode;
+  if (!cursor_.IsBuilt(inc.id)) {
+    if (cursor_.IsBase(inc.id)) {  // the same worktree path: let the base arm rebuild later
+      ARBOR_TRY(ports_.workspace->Release(inc.id));
+      cursor_.BaseReleased();
     }
     auto wt = ports_.workspace->Prepare(inc.id, inc.commit);
     if (!wt.ok()) return wt.error();
-    worktree_ = *wt;
-    prepared_node_ = inc.id;
-    built_node_ = kNoNode;
+    cursor_.Prepared(inc.id, *wt);
     StepResult r = ports_.target->Build(Context(inc, "build-replateau"));
     if (!r.ok())
       return Save(inc, {MakeEvent(inc.id, "reprofiled",
                                   "plateau: the incumbent did not rebuild (" + DescribeStep(r) +
                                       "); keeping its profile")});
-    built_node_ = inc.id;
+    cursor_.Built(inc.id);
   }
   ProfileResult r = ports_.target->Profile(Context(inc, "profile-plateau"));
   std::optional<Profile> profile;
@@ -166,7 +164,7 @@ Status Orchestrator::ReprofileOnPlateau() {
     message += "re-profiling failed (" + DescribeStep(r.step) + "); keeping the last profile";
   }
   ARBOR_TRY(Save(inc, {MakeEvent(inc.id, "reprofiled", message)}, {}, profile));
-  prepared_node_ = built_node_ = kNoNode;
+  cursor_.ForgetCurrent();
   return ports_.workspace->Release(inc.id);
 }
 

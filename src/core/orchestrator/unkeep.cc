@@ -98,16 +98,16 @@ Status Orchestrator::UnkeepAnomalousIncumbent(NodeId incumbent, double now, Node
 }
 
 Status Orchestrator::MoveBranchBack(const std::string& commit, const Node* judged) {
-  if (base_node_ != kNoNode) {
-    ARBOR_TRY(ports_.workspace->Release(base_node_));
-    base_node_ = kNoNode;
+  if (cursor_.base() != kNoNode) {
+    ARBOR_TRY(ports_.workspace->Release(cursor_.base()));
+    cursor_.BaseReleased();
   }
   if (judged != nullptr) {
     ARBOR_TRY(ports_.workspace->Release(judged->id));
-  } else if (prepared_node_ != kNoNode) {
-    ARBOR_TRY(ports_.workspace->Release(prepared_node_));
+  } else if (cursor_.current() != kNoNode) {
+    ARBOR_TRY(ports_.workspace->Release(cursor_.current()));
   }
-  prepared_node_ = built_node_ = kNoNode;
+  cursor_.ForgetCurrent();
   return ports_.workspace->Promote(commit);
 }
 
