@@ -35,6 +35,7 @@
 #include "core/search/category_stats.h"
 #include "core/search/constraints.h"
 #include "core/search/moves.h"
+#include "core/search/selector.h"
 #include "core/tree/tree.h"
 
 namespace arbor {
@@ -58,13 +59,6 @@ struct RunSummary {
   StopReason stop_reason = StopReason::kNone;
   int evaluated = 0;  // nodes evaluated in total (this run and earlier ones)
   NodeId best = kNoNode;
-};
-
-// A scored candidate, as the Orchestrator saw it when choosing.
-struct ScoredCandidate {
-  Candidate candidate;
-  ScoreTerms terms;
-  NodeId pending = kNoNode;  // a re-queued node (introspection) to dispatch, if any
 };
 
 class Orchestrator {
