@@ -225,6 +225,52 @@ TEST_F(SelectorTest, TheBonusCountsTheCampaignsTriesWithItsFormula) {
   EXPECT_DOUBLE_EQ(literal[1].terms.bonus, c * std::log(2.0) / 3);
 }
 
+TEST_F(SelectorTest, WhatEarlierCampaignsLearnedMovesACandidatesPriors) {
+  ActionSpec x = Action("k.x", 2);
+  x.content_hash = "c1";
+  SetActions({x, Action("m.w", 1.2)});  // the knowledge base also doubles x's cost
+  KbContext context;
+  context.workload = ParseWorkload("campaign=toy bench=1");
+  context.hardware.cpu_model = "EPYC 7763";
+  context.hardware.cores = 2;
+  context.now = 1e9;
+  context.campaign_uid = "new";
+  // k.x was kept ×4 on its targets (gain 0.375 at share 0.5), same change, hardware, workload.
+  KbEntry e;
+  e.id = 1;
+  e.campaign_uid = "old";
+  e.uid = "old/1";
+  e.action_id = "k.x";
+  e.category = "k";
+  e.content_hash = "c1";
+  e.workload = context.workload;
+  e.hardware = context.hardware;
+  e.outcome = "kept";
+  e.gain = 0.375;
+  e.prior_speedup = 2;
+  e.target_share = 0.5;
+  e.implied_speedup = ImpliedSpeedup(e.gain, e.target_share, Goal::kMin);
+  e.cost_s = 30;
+  e.controlled = true;
+  e.recorded_at = 1e9;
+  kb_ = KbPriors::Compute({e}, spec_.actions, context);
+  const KbPrior* prior = kb_.Find("k.x");
+  ASSERT_NE(prior, nullptr);
+  ASSERT_GT(prior->speedup, 2);
+  ASSERT_EQ(kb_.Find("m.w"), nullptr);
+
+  std::vector<ScoredCandidate> scored = Score();
+  ASSERT_EQ(Keys(scored), (Keyset{"k.x", "m.w"}));
+  EXPECT_DOUBLE_EQ(scored[0].terms.speedup, prior->speedup);
+  EXPECT_DOUBLE_EQ(scored[0].terms.g, 1 - 1 / prior->speedup);
+  EXPECT_DOUBLE_EQ(scored[0].terms.c, prior->cost_s);
+  EXPECT_EQ(scored[0].terms.kb.size(), prior->refs.size());
+  EXPECT_FALSE(scored[0].terms.kb.empty());
+  // A candidate the knowledge base knows nothing of keeps its declared priors.
+  EXPECT_DOUBLE_EQ(scored[1].terms.speedup, 1.2);
+  EXPECT_TRUE(scored[1].terms.kb.empty());
+}
+
 TEST_F(SelectorTest, TheGapToTheTargetRaisesUrgency) {
   SetActions({Action("a.one", 2)});
   spec_.metric.goal = Goal::kMin;
