@@ -33,12 +33,6 @@ std::string DescribeKept(const Node& n) {
 
 }  // namespace
 
-bool Orchestrator::UsesLlm(const ActionSpec& action) const {
-  if (action.apply.kind != ApplySpec::Kind::kAgent) return false;
-  auto it = spec_.specialists.find(action.apply.agent);
-  return it != spec_.specialists.end() && it->second.backend == SpecialistBackend::kLlm;
-}
-
 bool Orchestrator::LlmBudgetSpent() const {
   const LlmBudget& b = spec_.llm;
   int64_t tokens = meta_.llm_prompt_tokens + meta_.llm_completion_tokens;

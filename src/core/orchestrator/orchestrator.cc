@@ -328,7 +328,8 @@ Result<RunSummary> Orchestrator::Run() {
     ARBOR_TRY(PruneViolations(ScoreCandidates(), &scored));
     bool llm_spent = LlmBudgetSpent();
     if (llm_spent) ARBOR_TRY(ReportLlmBudget());
-    std::vector<const ScoredCandidate*> batch = ChooseBatch(scored, llm_spent);
+    std::vector<const ScoredCandidate*> batch =
+        Selection().ChooseBatch(scored, llm_spent ? LlmBudgetState::kSpent : LlmBudgetState::kLeft);
     if (batch.empty()) {
       ARBOR_TRY_ASSIGN(auto revisited, RevisitWhenExhausted());
       if (revisited) continue;
@@ -357,7 +358,7 @@ std::optional<StopReason> Orchestrator::DueStopReason() {
   }
   if (tree_.FinishedCount() >= spec_.search.max_nodes) return StopReason::kMaxNodes;
   if (CampaignTime() >= spec_.search.max_time_s) return StopReason::kMaxTime;
-  // After `plateau` non-kept nodes the exploration weight doubles (ScoreCandidates). A plateau
+  // After `plateau` non-kept nodes the exploration weight doubles (Selector::Score). A plateau
   // ends the campaign only when the user asked for it: a budget the user gave is spent.
   if (spec_.search.plateau_stop > 0 && tree_.TrailingNonKept() >= spec_.search.plateau_stop) {
     return StopReason::kPlateau;

@@ -35,6 +35,7 @@
 #include "core/search/category_stats.h"
 #include "core/search/constraints.h"
 #include "core/search/moves.h"
+#include "core/search/selector.h"
 #include "core/tree/tree.h"
 
 namespace arbor {
@@ -60,13 +61,6 @@ struct RunSummary {
   NodeId best = kNoNode;
 };
 
-// A scored candidate, as the Orchestrator saw it when choosing.
-struct ScoredCandidate {
-  Candidate candidate;
-  ScoreTerms terms;
-  NodeId pending = kNoNode;  // a re-queued node (introspection) to dispatch, if any
-};
-
 class Orchestrator {
  public:
   Orchestrator(const CampaignSpec& spec, Ports ports);
@@ -77,8 +71,8 @@ class Orchestrator {
   // Asks Run() to stop after the current step (async-signal-safe).
   void RequestStop() { stop_requested_.store(true); }
 
-  // The candidates applicable at the incumbent, scored and ordered best first (exposed for
-  // `arbor show`, tests and benchmarks).
+  // The candidates applicable at the incumbent, scored and ordered best first (Selector::Score
+  // against the incumbent's profile; exposed for `arbor show`, tests and benchmarks).
   std::vector<ScoredCandidate> ScoreCandidates();
   const Tree& tree() const { return tree_; }
 
@@ -276,7 +270,6 @@ class Orchestrator {
   // proposal rounds and follow-up proposals, and the LLM budget.
   TaskContext BuildContext(NodeId at, const ActionSpec* action, const std::string& value,
                            const std::string& domain);
-  bool UsesLlm(const ActionSpec& action) const;
   bool LlmBudgetSpent() const;
   void AddUsage(const AgentUsage& usage);
   std::vector<std::string> KnownActions() const;
@@ -304,10 +297,9 @@ class Orchestrator {
   Status ReportLlmBudget();
   // Makes the actions proposed earlier in this campaign (the store's) candidates again.
   Status LoadProposedActions();
-  // The candidates to dispatch next: the best worth trying and, with search.parallel = K, the
-  // next K-1 (empty: nothing is worth trying).
-  std::vector<const ScoredCandidate*> ChooseBatch(const std::vector<ScoredCandidate>& scored,
-                                                  bool llm_spent);
+  // What to try next (selector.h) over the campaign's state as it is now: borrowed, so made
+  // afresh for each choice.
+  Selector Selection() const { return Selector(spec_, tree_, catalog_, stats_, kb_priors_); }
 
   const CampaignSpec& spec_;
   Ports ports_;

@@ -10,7 +10,6 @@
 // A recorded node's build and check start at once in a lane of their own (build_lane.cc).
 #include <algorithm>
 #include <future>
-#include <limits>
 #include <utility>
 #include <vector>
 
@@ -155,28 +154,6 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
   in_flight_.clear();
   while (!lanes_.empty()) DiscardLane(lanes_.begin()->first);
   return status;
-}
-
-std::vector<const ScoredCandidate*> Orchestrator::ChooseBatch(
-    const std::vector<ScoredCandidate>& scored, bool llm_spent) {
-  // The best worth trying, then (search.parallel = K) the next K-1 in score order, never more
-  // than the node budget has room for.
-  int size =
-      std::max(1, std::min(spec_.search.parallel, spec_.search.max_nodes - tree_.FinishedCount()));
-  auto fill = [&](double min_gain) {
-    std::vector<const ScoredCandidate*> batch;
-    for (const auto& s : scored) {
-      if (static_cast<int>(batch.size()) >= size) break;
-      if (s.terms.g < min_gain) continue;
-      if (llm_spent && UsesLlm(*s.candidate.action)) continue;
-      batch.push_back(&s);
-    }
-    return batch;
-  };
-  std::vector<const ScoredCandidate*> batch = fill(spec_.search.min_gain);
-  // Candidates the profile says cannot matter (g < min_gain) come last, never skipped: profiles
-  // and priors can be wrong, and a budget the user gave is spent before the campaign ends.
-  return batch.empty() ? fill(-std::numeric_limits<double>::infinity()) : batch;
 }
 
 }  // namespace arbor

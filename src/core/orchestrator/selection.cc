@@ -1,13 +1,12 @@
-// Choosing the next node: the profile a candidate is scored against (ProfileAt), the scores
-// h(a) of the applicable candidates (ScoreCandidates, scoring.h), re-profiling when the search
-// plateaus, recording the candidates the published constraints rule out (PruneViolations),
-// and opening the chosen one as a pending node with its score on record (Open). The loop that
-// calls them is in orchestrator.cc.
+// Choosing the next node, around the pure choice (Selector, core/search/selector.h): the
+// profile a candidate is scored against (ProfileAt, from the store), re-profiling when the
+// search plateaus, recording the candidates the published constraints rule out
+// (PruneViolations), and opening the chosen one as a pending node with its score on record
+// (Open). The loop that calls them is in orchestrator.cc.
 #include <algorithm>
 #include <set>
 
 #include "core/orchestrator/orchestrator.h"
-#include "core/search/scoring.h"
 #include "util/duration.h"
 #include "util/strings.h"
 
@@ -45,87 +44,12 @@ std::optional<Profile> Orchestrator::ProfileAt(NodeId id) {
 }
 
 std::vector<ScoredCandidate> Orchestrator::ScoreCandidates() {
-  NodeId inc_id = tree_.Incumbent();
-  std::vector<Candidate> applicable;
-  // Only the applicable ones: without the exclusions Classify is O(applicable), not O(catalog).
-  catalog_.Classify(tree_, inc_id, &applicable, nullptr);
-  // Ideas the Critic re-queued under the incumbent, or in a branch judged against it,
-  // compete like any other candidate.
-  std::vector<NodeId> pending(applicable.size(), kNoNode);
-  for (const Node* c : tree_.Below(inc_id)) {
-    if (c->outcome != Outcome::kPending) continue;
-    const ActionSpec* action = catalog_.FindAction(c->action_id);
-    if (action == nullptr) continue;
-    applicable.push_back(Candidate{action, c->value, c->CandidateKey()});
-    pending.push_back(c->id);
-  }
-  std::optional<Profile> profile = ProfileAt(inc_id);
-  const Node* inc = tree_.Find(inc_id);
-  double m_gap =
-      GapMultiplier(inc ? inc->metric : std::nullopt, spec_.metric.target, spec_.metric.goal);
-  double prior_cost = 0;
-  for (const auto& a : spec_.actions) prior_cost += a.cost_s;
-  prior_cost = spec_.actions.empty() ? 1 : prior_cost / static_cast<double>(spec_.actions.size());
-  double ref_cost = stats_.ReferenceCost(prior_cost);
-  double explore = spec_.search.explore;
-  if (tree_.TrailingNonKept() >= spec_.search.plateau) explore *= 2;
-
-  const int total_tries = std::max(1, tree_.FinishedCount());
-
-  std::vector<ScoredCandidate> out;
-  std::vector<ScoreTerms> terms;
-  out.reserve(applicable.size());
-  terms.reserve(applicable.size());
-  // Every input but the candidate itself depends on the action only: computed once per action
-  // (candidates of one action are adjacent), not once per value.
-  const ActionSpec* last_action = nullptr;
-  ScoreInput in;
-  for (const Candidate& c : applicable) {
-    if (c.action != last_action) {
-      last_action = c.action;
-      in = ScoreInput{};
-      in.action = c.action;
-      // Without a profile every action is scored against the whole program.
-      in.g = profile ? ExpectedGain(*profile, c.action->targets, c.action->speedup)
-                     : ExpectedGain(Profile{}, {}, c.action->speedup);
-      in.r_acc = stats_.AccuracyRisk(*c.action);
-      in.r_crash = stats_.CrashRisk(*c.action);
-      in.cost_s = stats_.ExpectedCost(*c.action);
-      in.reference_cost_s = ref_cost;
-      in.m_gap = m_gap;
-      in.total_tries = total_tries;
-      in.category_tries = stats_.Counts(c.action->category).tries;
-    }
-    // What earlier campaigns learned about this very candidate moves its priors.
-    const KbPrior* kb = kb_priors_.size() ? kb_priors_.Find(c.key) : nullptr;
-    if (kb == nullptr) {
-      terms.push_back(ScoreOne(in, spec_.search.formula, explore));
-      terms.back().speedup = c.action->speedup;
-    } else {
-      ScoreInput with_kb = in;
-      with_kb.g = profile ? ExpectedGain(*profile, c.action->targets, kb->speedup)
-                          : ExpectedGain(Profile{}, {}, kb->speedup);
-      with_kb.r_acc = stats_.AccuracyRisk(*c.action, kb);
-      with_kb.r_crash = stats_.CrashRisk(*c.action, kb);
-      with_kb.cost_s = stats_.ExpectedCost(*c.action, kb);
-      with_kb.category_tries += kb->category_weight;
-      terms.push_back(ScoreOne(with_kb, spec_.search.formula, explore));
-      terms.back().speedup = kb->speedup;
-      terms.back().kb = kb->refs;
-    }
-    out.push_back({c, {}, pending[out.size()]});
-  }
-  NormalizeScores(&terms);
-  for (size_t i = 0; i < out.size(); ++i) out[i].terms = terms[i];
-  // Stable: ties keep campaign-file order, so the same seed and inputs give the same choice.
-  std::stable_sort(out.begin(), out.end(), [](const ScoredCandidate& a, const ScoredCandidate& b) {
-    return a.terms.h > b.terms.h;
-  });
-  return out;
+  // The profile is the one input that needs the store: the rest of the choice is pure.
+  return Selection().Score(ProfileAt(tree_.Incumbent()));
 }
 
 Status Orchestrator::ReprofileOnPlateau() {
-  // On a plateau the exploration weight doubles (ScoreCandidates); the incumbent is also
+  // On a plateau the exploration weight doubles (Selector::Score); the incumbent is also
   // profiled once more, since a profile taken right after a keep can be stale (warm-up,
   // drift) and a fresh one may reveal targets worth trying.
   if (!critic_ || !spec_.search.reprofile || tree_.TrailingNonKept() != spec_.search.plateau) {
