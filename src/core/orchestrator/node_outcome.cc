@@ -6,6 +6,7 @@
 #include "core/critic/rca.h"
 #include "core/orchestrator/orchestrator.h"
 #include "core/search/constraints.h"
+#include "core/search/moves.h"
 
 namespace arbor {
 
@@ -79,6 +80,16 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
     events.push_back(MakeEvent(node->id, "constraint", DescribeConstraint(c)));
   }
   if (!node->critic.constraints.empty()) publishers_.push_back(node->id);
+  // A line-search step that measured flat: the next value along the line (moves.h LineStep),
+  // queued with the revert.
+  if (outcome == Outcome::kReverted && spec_.search.revisit) {
+    tree_.Upsert(*node);  // the rule sees it reverted
+    const NodeId inc = tree_.Incumbent();
+    for (Node& q : RequeueUnder(*tree_.Find(inc), LineStep(tree_, catalog_, inc, *node))) {
+      events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
+      pending_nodes_.push_back(std::move(q));
+    }
+  }
   DiscardLane(node->id);
   ARBOR_TRY(Save(*node, std::move(events)));
   // The worktree is disposable once the outcome is recorded; kept states live in commits.

@@ -106,6 +106,15 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
 // off as Revisit's do; one the constraints rule out is pruned when it comes up.
 std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept);
 
+// At the revert of a line-search step (a re-tune of a parameter kept on `incumbent`'s path,
+// not a pair) that measured no gain but no clear loss (its 95% interval reaches 1): the next
+// value further in the same direction, as a re-tune on top of `incumbent`. A flat step on an
+// ordered knob does not show that its best value lies behind it: a doubling that gains half
+// of min_effect, an ISA level whose middle value gains nothing. One measured clearly slower
+// ends the line.
+std::vector<Requeue> LineStep(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                              const Node& reverted);
+
 // When every candidate was tried at `incumbent` and budget is left: ideas reverted for no gain
 // (or not confirmed) under an earlier incumbent of the path (the keeps since may have changed their
 // effect: an interaction the profile cannot show), and every other value of each parameter kept on

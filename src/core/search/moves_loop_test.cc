@@ -328,7 +328,9 @@ INSTANTIATE_TEST_SUITE_P(FailingOneIn, FlakyPairTest, ::testing::Values(4, 10));
 // min_effect — is not, until the last resort: "a last look" at every revert).
 TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
   Rig rig;
-  rig.spec.search.max_nodes = 40;
+  // Enough for every look up to 64× and one beyond: each look beyond runs as many times as
+  // one at 64×, which under asan takes many seconds.
+  rig.spec.search.max_nodes = 20;
   rig.spec.actions = {Env("a.a", "A"), Env("b.b", "B")};
   rig.target.bench = [](const RunContext& ctx, int call) {
     Measurement m;
@@ -380,7 +382,9 @@ TEST(MovesLoopTest, InconclusiveRevertsAreMeasuredAgainWhileBudgetIsLeft) {
 // companion goes with it (before, a re-measure of a pair measured its own side alone).
 TEST(MovesLoopTest, APairMeasuredAgainIsStillAPair) {
   Rig rig;
-  rig.spec.search.max_nodes = 40;
+  // Enough for every look up to 64× and one beyond: each look beyond runs as many times as
+  // one at 64×, which under asan takes many seconds.
+  rig.spec.search.max_nodes = 20;
   rig.spec.actions = {Env("a.a", "A", "1", {}, 1.2), Env("b.b", "B", "1", {}, 1.2)};
   rig.target.bench = [](const RunContext& ctx, int call) {
     Measurement m;

@@ -140,6 +140,59 @@ TEST(MovesTest, AKeptValueQueuesItsNeighboursAtOnce) {
   EXPECT_EQ(values(Neighbours(tree, catalog, 5)), (std::vector<std::string>{"2"}));
 }
 
+// A line-search step reverted flat (no gain, its interval reaching 1) goes on to the next value
+// in its direction; one measured clearly slower, or at the end of the list, ends the line; a
+// first try (not a re-tune) or a pair starts none.
+TEST(MovesTest, AFlatLineSearchStepGoesOnToTheNextValue) {
+  std::vector<ActionSpec> actions = {Valued("isa", {"sse4", "avx2", "avx512"}),
+                                     Valued("tile", {"1", "2", "4", "8"}), Env("flag.x", "X")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, 1, "isa", "sse4", Outcome::kKept, 1));
+  tree.Upsert(MakeNode(3, 2, "tile", "4", Outcome::kKept, 2));
+  auto step = [](NodeId id, NodeId parent, const char* action, const char* value, double lo,
+                 double hi) {
+    Node n = MakeNode(id, parent, action, value, Outcome::kReverted, id);
+    n.critic.rca = RcaClass::kNoGain;
+    n.critic.flags = {MoveFlag(Move::kRetune)};
+    n.critic.ci_low = lo;
+    n.critic.ci_high = hi;
+    return n;
+  };
+  // avx2 measured flat on top of sse4 (now under the incumbent #3): avx512 is next.
+  const Node avx2 = step(4, 3, "isa", "avx2", 0.99, 1.01);
+  tree.Upsert(avx2);
+  std::vector<Requeue> qs = LineStep(tree, catalog, 3, avx2);
+  ASSERT_EQ(qs.size(), 1u);
+  EXPECT_EQ(qs[0].from, 2);  // a re-tune of the kept value
+  EXPECT_EQ(qs[0].value, "avx512");
+  EXPECT_EQ(qs[0].move, Move::kRetune);
+  // Down the list too: tile=2 flat below the kept 4 → 1.
+  const Node two = step(5, 3, "tile", "2", 0.98, 1.005);
+  tree.Upsert(two);
+  EXPECT_EQ(LineStep(tree, catalog, 3, two)[0].value, "1");
+  // Clearly slower: the line ends.
+  const Node eight = step(6, 3, "tile", "8", 0.90, 0.95);
+  tree.Upsert(eight);
+  EXPECT_TRUE(LineStep(tree, catalog, 3, eight).empty());
+  // Already tried at the incumbent: not again.
+  Node tried = MakeNode(7, 3, "isa", "avx512", Outcome::kReverted, 7);
+  tried.critic.rca = RcaClass::kNoGain;
+  tree.Upsert(tried);
+  EXPECT_TRUE(LineStep(tree, catalog, 3, avx2).empty());
+  // The end of the list; a first try (no re-tune); a pair.
+  const Node one = step(8, 3, "tile", "1", 0.99, 1.01);
+  tree.Upsert(one);
+  EXPECT_TRUE(LineStep(tree, catalog, 3, one).empty());
+  Node first = step(9, 3, "tile", "8", 0.99, 1.01);
+  first.critic.flags.clear();
+  EXPECT_TRUE(LineStep(tree, catalog, 3, first).empty());
+  Node pair = step(10, 3, "tile", "8", 0.99, 1.01);
+  pair.critic.flags.push_back(CompanionFlag("flag.x"));
+  EXPECT_TRUE(LineStep(tree, catalog, 3, pair).empty());
+}
+
 TEST(MovesTest, APrerequisiteCrashIsRetriedAfterTheNextKeep) {
   std::vector<ActionSpec> actions = {Env("simd.avx", "AVX"), Env("march.native", "MARCH"),
                                      Env("seg.v", "SEG")};
