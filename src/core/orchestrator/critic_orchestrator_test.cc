@@ -100,6 +100,9 @@ TEST(CriticLoopTest, EveryEventKindAndSampleArmWrittenIsInItsNameTable) {
 TEST(CriticLoopTest, NoisePreflightIsRecordedAndRaisesRepetitions) {
   Rig rig;
   rig.spec.critic.max_cv = 0.02;
+  // The pre-flight is what this test is about: with budget left, the settled calls would be
+  // looked at again up to 64× and beyond, for minutes under asan.
+  rig.spec.search.max_nodes = 4;
   rig.spec.actions = {Env("win.c", "WIN")};
   rig.target.bench = [](const RunContext& ctx, int call) {
     Measurement m;
