@@ -51,6 +51,7 @@ std::map<std::string, const Node*> LastKeptValues(const std::vector<const Node*>
 using moves_detail::Eligibility;
 using moves_detail::OwnTries;
 using moves_detail::Percent;
+using moves_detail::RevertedForNoGain;
 using moves_detail::WaitsForMoreKeeps;
 
 namespace {
@@ -255,10 +256,7 @@ std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId
 
 std::vector<Requeue> LineStep(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                               const Node& reverted) {
-  const bool no_gain =
-      reverted.outcome == Outcome::kReverted &&
-      (reverted.critic.rca == RcaClass::kNoGain || reverted.critic.rca == RcaClass::kNotConfirmed);
-  if (!no_gain || MoveOf(reverted) != Move::kRetune || CompanionKey(reverted) ||
+  if (!RevertedForNoGain(reverted) || MoveOf(reverted) != Move::kRetune || CompanionKey(reverted) ||
       DroppedKey(reverted) || tree.IsBranch(reverted)) {
     return {};
   }
@@ -304,9 +302,7 @@ std::vector<Requeue> Revisit(const Tree& tree, const Catalog& catalog, NodeId in
       // No gain, or a missing prerequisite; other failures' constraints decide where they may
       // run again, and a retry they forbid would only be pruned.
       // A revert that was not confirmed is a no gain that first measured as one.
-      const bool no_gain =
-          x->outcome == Outcome::kReverted &&
-          (x->critic.rca == RcaClass::kNoGain || x->critic.rca == RcaClass::kNotConfirmed);
+      const bool no_gain = RevertedForNoGain(*x);
       const bool prerequisite =
           x->outcome == Outcome::kCrashed && x->critic.rca == RcaClass::kPrerequisite;
       if ((!no_gain && !prerequisite) || DroppedKey(*x)) continue;  // Drops re-offers a drop
@@ -420,8 +416,7 @@ std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastL
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   std::vector<const Node*> open;
   for (const Node* x : tree.Below(incumbent)) {
-    if (x->outcome != Outcome::kReverted) continue;
-    if (x->critic.rca != RcaClass::kNoGain && x->critic.rca != RcaClass::kNotConfirmed) continue;
+    if (!RevertedForNoGain(*x)) continue;
     // A follow-up is a speculative hypothesis of three or more changes: its close calls are
     // measured again (Remeasure), its answers are not.
     if (IsFollowUp(tree, *x)) continue;
@@ -462,40 +457,42 @@ double CallDistance(const Node& revert, double min_effect) {
 std::vector<Requeue> RemeasureClosest(const Tree& tree, NodeId incumbent, double min_effect,
                                       int max_depth, int limit) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
-  std::vector<std::pair<double, const Node*>> open;
+  struct Call {
+    double distance;
+    const Node* x;
+    int beyond;  // looks beyond 64× so far
+  };
+  std::vector<Call> open;
   bool undecided = false;
   for (const Node* x : tree.Below(incumbent)) {
-    if (x->outcome != Outcome::kReverted) continue;
-    if (x->critic.rca != RcaClass::kNoGain && x->critic.rca != RcaClass::kNotConfirmed) continue;
+    if (!RevertedForNoGain(*x)) continue;
     if (IsFollowUp(tree, *x)) continue;
-    if (RemeasureDepth(tree, *x) >= max_depth || retried.count(x->id)) continue;
+    const int depth = RemeasureDepth(tree, *x);
+    if (depth >= max_depth || retried.count(x->id)) continue;
     // A call without an interval of some width (a noise-free benchmark measures a point) is
     // settled for good: measuring it again gives the same point.
     const double distance = CallDistance(*x, min_effect);
     if (!std::isfinite(distance)) continue;
     undecided |= distance <= kUndecidedDistance;
-    open.emplace_back(distance, x);
+    open.push_back({distance, x, std::max(0, depth - kMaxSequentialRemeasures)});
   }
   // While a call is undecided (its 95% interval holds the threshold a keep needs), only the
   // undecided are measured again. Then, so that a budget the user gave is spent, the settled
   // ones are verified: each look halves the variance of an answer the rest of the campaign
   // stands on (an outlier or drift can make a settled call wrong).
   if (undecided) {
-    std::erase_if(open, [](const auto& c) { return c.first > kUndecidedDistance; });
+    std::erase_if(open, [](const Call& c) { return c.distance > kUndecidedDistance; });
   }
   // The closest call first, then the best measured. Beyond 64× (each look there an independent
   // verdict at the same depth) the calls take turns: the one with the fewest such looks first.
-  auto beyond = [&](const Node* x) {
-    return std::max(0, RemeasureDepth(tree, *x) - kMaxSequentialRemeasures);
-  };
-  std::stable_sort(open.begin(), open.end(), [&](const auto& a, const auto& b) {
-    if (beyond(a.second) != beyond(b.second)) return beyond(a.second) < beyond(b.second);
-    if (a.first != b.first) return a.first < b.first;
-    return *a.second->gain > *b.second->gain;
+  std::stable_sort(open.begin(), open.end(), [](const Call& a, const Call& b) {
+    if (a.beyond != b.beyond) return a.beyond < b.beyond;
+    if (a.distance != b.distance) return a.distance < b.distance;
+    return *a.x->gain > *b.x->gain;
   });
   if (static_cast<int>(open.size()) > limit) open.resize(std::max(0, limit));
   std::vector<Requeue> out;
-  for (const auto& [distance, x] : open) {
+  for (const auto& [distance, x, beyond] : open) {
     out.push_back({x->id,
                    std::string(undecided ? "the closest call left at #"
                                          : "a settled call verified again at #") +

@@ -15,6 +15,13 @@ namespace arbor::moves_detail {
 
 std::string Percent(double f);
 
+// Reverted with no gain to show: no gain, or a gain that was not confirmed (a no gain that
+// first measured as one). Every move that re-tries an idea asks this.
+inline bool RevertedForNoGain(const Node& x) {
+  return x.outcome == Outcome::kReverted &&
+         (x.critic.rca == RcaClass::kNoGain || x.critic.rca == RcaClass::kNotConfirmed);
+}
+
 // The back-off of every move that retries a candidate which failed before: after n tries it
 // waits for 2^(n-1) keeps since the state of its latest try.
 bool WaitsForMoreKeeps(int tries, size_t keeps_since);

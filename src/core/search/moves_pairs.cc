@@ -46,8 +46,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         pairs_tried.insert(unordered(x->CandidateKey(), *with));
       }
       // Lost: measured, no gain (a pair that broke accuracy says nothing of its speed).
-      if (with && x->outcome == Outcome::kReverted && !DroppedKey(*x) &&
-          (x->critic.rca == RcaClass::kNoGain || x->critic.rca == RcaClass::kNotConfirmed)) {
+      if (with && !DroppedKey(*x) && moves_detail::RevertedForNoGain(*x)) {
         ++pairs_lost[x->CandidateKey()];
         ++pairs_lost[*with];
       }
@@ -127,8 +126,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     if (n->outcome == Outcome::kCrashed && n->critic.rca == RcaClass::kPrerequisite)
       lacking.push_back(n);
     if (n->outcome != Outcome::kReverted) continue;
-    if (n->critic.rca == RcaClass::kNoGain || n->critic.rca == RcaClass::kNotConfirmed)
-      no_gain.push_back(n);
+    if (moves_detail::RevertedForNoGain(*n)) no_gain.push_back(n);
     if (n->critic.rca == RcaClass::kAccuracy) accuracy.push_back(n);
   }
   auto by_seq = [](const Node* a, const Node* b) { return a->seq < b->seq; };
