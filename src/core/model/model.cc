@@ -217,6 +217,16 @@ std::string Node::CandidateKey() const {
 
 std::optional<std::string> CompanionKey(const Node& node) { return FlagValue(node, kWithPrefix); }
 
+std::vector<std::string> CompanionKeys(const Node& node) {
+  std::vector<std::string> out;
+  for (const std::string& f : node.critic.flags) {
+    if (f.size() > kWithPrefix.size() && f.compare(0, kWithPrefix.size(), kWithPrefix) == 0) {
+      out.push_back(f.substr(kWithPrefix.size()));
+    }
+  }
+  return out;
+}
+
 std::optional<std::string> DroppedKey(const Node& node) { return FlagValue(node, kWithoutPrefix); }
 
 std::string DropFlag(std::string_view key) {
@@ -239,9 +249,9 @@ std::pair<std::string, std::string> SplitCandidateKey(std::string_view key) {
 std::vector<std::string> AppliedKeys(const Node& node) {
   std::vector<std::string> out;
   if (!IsDrop(node)) out = {node.action_id, node.CandidateKey()};
-  if (std::optional<std::string> with = CompanionKey(node)) {  // a swap's is its only one
-    out.push_back(SplitCandidateKey(*with).first);
-    out.push_back(*with);
+  for (const std::string& with : CompanionKeys(node)) {  // a swap's is its only one
+    out.push_back(SplitCandidateKey(with).first);
+    out.push_back(with);
   }
   return out;
 }

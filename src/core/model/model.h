@@ -221,8 +221,11 @@ void AddFlag(Node* node, std::string_view flag);  // once: a flag already there 
 
 // A pair node (moves.h, Move::kPair) applies a companion candidate first and its own on top,
 // in one worktree, and is measured and kept as one change; the companion's key is the node's
-// flag "with:<key>". Everything that asks what a node applies asks AppliedKeys.
+// flag "with:<key>". Everything that asks what a node applies asks AppliedKeys. A bundle (a
+// fix search's node, moves.h Move::kFix) has several companions, one flag each, applied in
+// their order; CompanionKey is the first, CompanionKeys all of them.
 std::optional<std::string> CompanionKey(const Node& node);
+std::vector<std::string> CompanionKeys(const Node& node);
 std::string CompanionFlag(std::string_view key);  // "with:<key>"
 // A drop node (moves.h, Move::kDrop) takes a change kept on the path back out: its own
 // candidate is the change removed, named again by its flag "without:<key>"; it applies

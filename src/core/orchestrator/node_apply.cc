@@ -8,29 +8,48 @@
 
 namespace arbor {
 
-SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Task own) {
-  SpecialistResult first = specialist->Implement(companion);
-  const std::string what = CandidateKey(companion.action->id, companion.value);
-  if (first.status != SpecialistResult::Status::kApplied) {
-    first.diagnosis = "its companion " + what + ": " + first.diagnosis;
-    return first;
-  }
-  own.parent_overlay = first.overlay;
-  SpecialistResult second = specialist->Implement(own);
-  second.summary = what + ": " + first.summary + "; then " + second.summary;
-  second.duration_s += first.duration_s;
-  second.usage.prompt_tokens += first.usage.prompt_tokens;
-  second.usage.completion_tokens += first.usage.completion_tokens;
-  second.usage.cost += first.usage.cost;
-  second.usage.rounds += first.usage.rounds;
-  for (auto& f : first.findings) second.findings.push_back(std::move(f));
-  for (auto& q : first.questions) second.questions.push_back(std::move(q));
-  for (auto& a : first.proposals) second.proposals.push_back(std::move(a));
+namespace {
+
+// Folds `next`, implemented on top of `first`'s state, into one result: `next`'s overlay and
+// status, both summaries, durations, usage, findings, questions, proposals and prompts.
+SpecialistResult Chain(SpecialistResult first, const std::string& what, SpecialistResult next) {
+  next.summary = what + ": " + first.summary + "; then " + next.summary;
+  next.duration_s += first.duration_s;
+  next.usage.prompt_tokens += first.usage.prompt_tokens;
+  next.usage.completion_tokens += first.usage.completion_tokens;
+  next.usage.cost += first.usage.cost;
+  next.usage.rounds += first.usage.rounds;
+  for (auto& f : first.findings) next.findings.push_back(std::move(f));
+  for (auto& q : first.questions) next.questions.push_back(std::move(q));
+  for (auto& a : first.proposals) next.proposals.push_back(std::move(a));
   if (!first.prompt.empty()) {
-    second.prompt = first.prompt + (second.prompt.empty() ? "" : "\n\n" + second.prompt);
+    next.prompt = first.prompt + (next.prompt.empty() ? "" : "\n\n" + next.prompt);
   }
-  if (second.backend == SpecialistBackend::kBuiltin) second.backend = first.backend;
-  return second;
+  if (next.backend == SpecialistBackend::kBuiltin) next.backend = first.backend;
+  return next;
+}
+
+}  // namespace
+
+SpecialistResult ImplementPair(Specialist* specialist, const std::vector<Task>& companions,
+                               Task own) {
+  std::optional<SpecialistResult> done;  // the companions so far, folded
+  std::string what;
+  for (const Task& c : companions) {
+    Task task = c;
+    if (done) task.parent_overlay = done->overlay;
+    SpecialistResult r = specialist->Implement(task);
+    const std::string key = CandidateKey(c.action->id, c.value);
+    if (r.status != SpecialistResult::Status::kApplied) {
+      r.diagnosis = "its companion " + key + ": " + r.diagnosis;
+      return done ? Chain(std::move(*done), what, std::move(r)) : r;
+    }
+    done = done ? Chain(std::move(*done), what, std::move(r)) : std::move(r);
+    what = what.empty() ? key : what + " + " + key;
+  }
+  if (!done) return specialist->Implement(own);
+  own.parent_overlay = done->overlay;
+  return Chain(std::move(*done), what, specialist->Implement(own));
 }
 
 SpecialistResult Orchestrator::Drop(const Node& node) {
@@ -49,21 +68,23 @@ SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
   return r;
 }
 
-Orchestrator::Companion Orchestrator::CompanionTask(const Node& node, const std::string& worktree,
-                                                    ActionSpec* copy) {
-  std::optional<std::string> with = CompanionKey(node);
-  if (!with) return {};
-  auto [id, value] = SplitCandidateKey(*with);
-  const ActionSpec* action = catalog_.FindAction(id);
-  if (action == nullptr) return {.task = std::nullopt, .missing = true};
-  *copy = *action;
-  Node as = node;
-  as.action_id = id;
-  as.value = value;
-  Task task = MakeTask(as, copy, worktree);
-  // A swap's companion goes on top of the parent's state without the change it replaces.
-  if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
-  return {.task = std::move(task)};
+Orchestrator::Companion Orchestrator::CompanionTasks(const Node& node, const std::string& worktree,
+                                                     std::deque<ActionSpec>* copies) {
+  Companion out;
+  for (const std::string& with : CompanionKeys(node)) {
+    auto [id, value] = SplitCandidateKey(with);
+    const ActionSpec* action = catalog_.FindAction(id);
+    if (action == nullptr) return {.tasks = {}, .missing = with};
+    copies->push_back(*action);
+    Node as = node;
+    as.action_id = id;
+    as.value = value;
+    Task task = MakeTask(as, &copies->back(), worktree);
+    // A swap's companion goes on top of the parent's state without the change it replaces.
+    if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
+    out.tasks.push_back(std::move(task));
+  }
+  return out;
 }
 
 Task Orchestrator::MakeTask(const Node& node, const ActionSpec* action,
@@ -108,21 +129,18 @@ Status Orchestrator::StepApply(Node* node) {
                   "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
   }
   if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
-  ActionSpec companion;
-  Companion first = CompanionTask(*node, worktree, &companion);  // applied first
-  if (first.missing) {
-    return Finish(
-        node, Outcome::kPruned,
-        "its companion " + CompanionKey(*node).value_or("") + " is no longer in the campaign file",
-        "vetoed");
+  std::deque<ActionSpec> companions;
+  Companion first = CompanionTasks(*node, worktree, &companions);  // applied first
+  if (!first.missing.empty()) {
+    return Finish(node, Outcome::kPruned,
+                  "its companion " + first.missing + " is no longer in the campaign file",
+                  "vetoed");
   }
   if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
-    return RecordApply(node, ImplementSwap(ports_.specialist, *first.task, *dropped));
+    return RecordApply(node, ImplementSwap(ports_.specialist, first.tasks.front(), *dropped));
   }
   Task own = MakeTask(*node, action, worktree);
-  SpecialistResult r = first.task ? ImplementPair(ports_.specialist, *first.task, std::move(own))
-                                  : ports_.specialist->Implement(own);
-  return RecordApply(node, std::move(r));
+  return RecordApply(node, ImplementPair(ports_.specialist, first.tasks, std::move(own)));
 }
 
 Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
@@ -163,10 +181,11 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
       break;
   }
   node->overlay = r.overlay;
-  const std::optional<std::string> with =
-      tree_.IsBranch(*node) ? tree_.Find(node->parent)->CandidateKey() : CompanionKey(*node);
-  std::string message = "arbor: " + (with ? *with + " + " : std::string()) + node->CandidateKey() +
-                        " (node " + std::to_string(node->id) + ")\n\n" + r.summary + "\n";
+  std::string with;
+  if (tree_.IsBranch(*node)) with = tree_.Find(node->parent)->CandidateKey() + " + ";
+  for (const std::string& c : CompanionKeys(*node)) with += c + " + ";
+  std::string message = "arbor: " + with + node->CandidateKey() + " (node " +
+                        std::to_string(node->id) + ")\n\n" + r.summary + "\n";
   ARBOR_TRY_ASSIGN(node->commit, ports_.workspace->Snapshot(node->id, message, node->overlay));
   node->step = Step::kBuild;
   return Save(*node, {});

@@ -152,6 +152,19 @@ Status Orchestrator::StepCheck(Node* node) {
       }
     }
   }
+  // A fix search's group (moves.h FixSearch) is a probe: its check passing says the fix is
+  // among its companions, which the search bisects next; a group of passengers is never kept,
+  // so it is not measured either.
+  const size_t group = CompanionKeys(*node).size();
+  if (MoveOf(*node) == Move::kFix && group > 1) {
+    node->critic.rca = RcaClass::kNoGain;
+    AddFlag(node, "probe");
+    return Finish(node, Outcome::kReverted,
+                  "probe: " + message + " with its group: one of its " + std::to_string(group) +
+                      " companions may fix it (the fix search halves the group next; a group "
+                      "is never kept with its passengers)",
+                  "reverted");
+  }
   node->step = Step::kBench;
   return Save(*node, {MakeEvent(node->id, "checked", message)}, samples);
 }

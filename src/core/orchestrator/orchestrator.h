@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <future>
 #include <map>
 #include <memory>
@@ -201,9 +202,10 @@ class Orchestrator {
   struct InFlight {
     ActionSpec action;  // a copy: proposals may grow the campaign's actions meanwhile
     Task task;
-    // A pair node's companion (moves.h, Move::kPair), applied first: a copy and its task.
-    std::optional<ActionSpec> companion;
-    std::optional<Task> companion_task;
+    // A pair's companion (moves.h, Move::kPair), or a bundle's, applied first: copies of
+    // their actions (a deque: the tasks point at them) and their tasks.
+    std::deque<ActionSpec> companions;
+    std::vector<Task> companion_tasks;
     std::future<SpecialistResult> result;
     std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
   };
@@ -218,14 +220,16 @@ class Orchestrator {
   // the apply step (its implementation was for the old state).
   Status Redispatch(NodeId id, const std::string& why);
   Task MakeTask(const Node& node, const ActionSpec* action, const std::string& worktree);
-  // A pair node's companion task (same node, worktree and parent; the companion's action and
-  // value; for a swap, on the parent's overlay without the dropped change). The task points at
-  // `*copy`, the companion's action copied there, which the caller keeps alive as long as it.
+  // A pair node's companion tasks (same node, worktree and parent; each companion's action and
+  // value; for a swap, on the parent's overlay without the dropped change): one for a pair or a
+  // swap, several for a bundle, none for a plain node. The tasks point at the companions'
+  // actions copied into `*copies`, which the caller keeps alive as long as them.
   struct Companion {
-    std::optional<Task> task;  // nullopt for a plain node, or when `missing`
-    bool missing = false;      // the companion left the catalog
+    std::vector<Task> tasks;
+    std::string missing;  // a companion that left the catalog ("" when none did)
   };
-  Companion CompanionTask(const Node& node, const std::string& worktree, ActionSpec* copy);
+  Companion CompanionTasks(const Node& node, const std::string& worktree,
+                           std::deque<ActionSpec>* copies);
   // A drop node's implementation (moves.h, Move::kDrop): no specialist, the parent's overlay
   // with the dropped change's variables back at their values before it was kept.
   SpecialistResult Drop(const Node& node);
@@ -353,10 +357,12 @@ std::string DescribeStep(const StepResult& r);
 bool StateFailed(const StepResult& r);
 
 // A pair node's implementation (moves.h, Move::kPair): the companion on the parent's state, then
-// the node's own candidate on top of it in the same worktree. One result: the second's overlay,
-// both summaries, durations, usage and proposals; a companion that fails or is skipped is the
-// result, with the companion named in its diagnosis.
-SpecialistResult ImplementPair(Specialist* specialist, const Task& companion, Task own);
+// the node's own candidate on top of it in the same worktree (a bundle's companions in their
+// order, each on the one before). One result: the last one's overlay, every summary, duration,
+// usage and proposal; a companion that fails or is skipped is the result, with the companion
+// named in its diagnosis.
+SpecialistResult ImplementPair(Specialist* specialist, const std::vector<Task>& companions,
+                               Task own);
 // A swap (a drop with a companion, moves.h Swaps): the companion implemented on the parent's
 // state without the change `dropped` (its task's parent overlay).
 SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,

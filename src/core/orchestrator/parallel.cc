@@ -33,17 +33,16 @@ Status Orchestrator::Launch(NodeId id) {
     in_flight_[id] = std::move(flight);
     return {};
   }
-  flight->companion.emplace();
-  Companion companion = CompanionTask(*node, wt, &*flight->companion);
-  if (companion.missing) return {};  // StepApply finishes it as pruned
-  flight->companion_task = std::move(companion.task);
+  Companion companion = CompanionTasks(*node, wt, &flight->companions);
+  if (!companion.missing.empty()) return {};  // StepApply finishes it as pruned
+  flight->companion_tasks = std::move(companion.tasks);
   Specialist* specialist = ports_.specialist;
   const Task* task = &flight->task;
-  const Task* first = flight->companion_task ? &*flight->companion_task : nullptr;
+  const std::vector<Task>* first = &flight->companion_tasks;
   const std::optional<std::string> dropped = DroppedKey(*node);  // a swap
   flight->result = std::async(std::launch::async, [specialist, task, first, dropped] {
-    if (dropped && first) return ImplementSwap(specialist, *first, *dropped);
-    return first ? ImplementPair(specialist, *first, *task) : specialist->Implement(*task);
+    if (dropped && !first->empty()) return ImplementSwap(specialist, first->front(), *dropped);
+    return ImplementPair(specialist, *first, *task);
   });
   in_flight_[id] = std::move(flight);
   return {};

@@ -43,13 +43,14 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
     n.critic.flags.push_back(MoveFlag(q.move));
     if (q.under != kNoNode) n.critic.flags.push_back(std::string(kBranchFlag));
     if (q.with) n.critic.flags.push_back(CompanionFlag(*q.with));
+    for (const std::string& b : q.bundle) n.critic.flags.push_back(CompanionFlag(b));
     // A drop takes its change out rather than applying it.
     if (q.move == Move::kDrop)
       n.critic.flags.push_back(DropFlag(CandidateKey(n.action_id, n.value)));
     // A re-measure runs the same node again: a pair stays a pair, a drop (or swap) a drop.
     if (q.move == Move::kRemeasure && from != nullptr) {
-      if (std::optional<std::string> with = CompanionKey(*from)) {
-        n.critic.flags.push_back(CompanionFlag(*with));
+      for (const std::string& with : CompanionKeys(*from)) {
+        n.critic.flags.push_back(CompanionFlag(with));
       }
       if (std::optional<std::string> dropped = DroppedKey(*from)) {
         n.critic.flags.push_back(DropFlag(*dropped));
@@ -138,9 +139,16 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // that was measured (docs/search.md, step 3).
   std::vector<Requeue> moves = Swaps(tree_, catalog_, inc->id, /*unmeasured_only=*/true);
   const bool unmeasured = !moves.empty();
-  if (!unmeasured) moves = Revisit(tree_, catalog_, inc->id);
+  // Then a change that failed its check with a group of candidates: one may be its fix (a
+  // bisection: a few nodes per change, each of which may keep it).
+  bool fixing = false;
+  if (!unmeasured && spec_.search.pairs) {
+    moves = FixSearch(tree_, catalog_, inc->id);
+    fixing = !moves.empty();
+  }
+  if (!unmeasured && !fixing) moves = Revisit(tree_, catalog_, inc->id);
   const Promise promise = PromiseAt(inc->id);
-  if (spec_.search.pairs && !unmeasured) {
+  if (spec_.search.pairs && !unmeasured && !fixing) {
     std::vector<Requeue> led =
         PairsOrTheirSidesAlone(tree_,
                                Pairs(tree_, catalog_, inc->id, kPairBatch, promise,

@@ -65,7 +65,8 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kRetry, "retry"},
                                                             {Move::kPair, "pair"},
                                                             {Move::kDrop, "drop"},
-                                                            {Move::kFollowUp, "follow_up"}};
+                                                            {Move::kFollowUp, "follow_up"},
+                                                            {Move::kFix, "fix"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 
@@ -172,8 +173,12 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
   Eligibility eligible(tree, catalog, kept);
   std::vector<Requeue> out;
   const NodeId base = tree.BaseOf(kept);  // the old incumbent, also for a kept branch node
+  std::set<std::string> drops_waiting;    // changes a waiting drop was to take out
   for (const Node* c : tree.Below(base)) {
     if (c->outcome != Outcome::kPending || c->id == kept) continue;
+    if (std::optional<std::string> d = DroppedKey(*c); d && !CompanionKey(*c)) {
+      drops_waiting.insert(*d);
+    }
     // A pair, a drop or a branch: Pairs and Drops offer it again at the new incumbent.
     if (CompanionKey(*c) || DroppedKey(*c) || tree.IsBranch(*c)) continue;
     if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
@@ -181,6 +186,17 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
                    "carried over: it was waiting under #" + std::to_string(base) + " when #" +
                        std::to_string(kept) + " was kept",
                    std::nullopt, Move::kCarry});
+  }
+  // A drop that was waiting (a passenger of a kept pair or group, to be taken back out) moves
+  // along as a drop at the new incumbent, when its change can still be taken out there: the
+  // last resorts would offer it again only after every other move.
+  if (!drops_waiting.empty()) {
+    for (Requeue& q : Drops(tree, catalog, kept)) {
+      if (!drops_waiting.count(q.key)) continue;
+      q.reason = "carried over: the drop of " + q.key + " was waiting under #" +
+                 std::to_string(base) + " when #" + std::to_string(kept) + " was kept";
+      out.push_back(std::move(q));
+    }
   }
   return out;
 }

@@ -36,10 +36,12 @@ enum class Move {
   kPair,          // nothing else left: two candidates applied together (an interaction)
   kDrop,          // a change kept on the path taken back out (it may cost now)
   kFollowUp,      // a candidate on top of a reverted pair, swap or branch (frontier.h)
+  kFix,           // a change that failed its check, with a group of candidates: one may fix it
 };
-inline constexpr Move kAllMoves[] = {
-    Move::kIntrospect, Move::kCarry, Move::kPrerequisite, Move::kRevisit, Move::kRetune,
-    Move::kRemeasure,  Move::kRetry, Move::kPair,         Move::kDrop,    Move::kFollowUp};
+inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
+                                     Move::kRevisit,    Move::kRetune, Move::kRemeasure,
+                                     Move::kRetry,      Move::kPair,   Move::kDrop,
+                                     Move::kFollowUp,   Move::kFix};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
@@ -74,6 +76,7 @@ struct Requeue {
   Move move = Move::kRevisit;
   std::string key;                  // the candidate when `from` is kNoNode
   std::optional<std::string> with;  // a pair's companion candidate key (Move::kPair)
+  std::vector<std::string> bundle;  // a bundle's further companions, after `with` (Move::kFix)
   // A branch (docs/search.md, "Branches"): the node to open it under, whose state already
   // holds the rest of the hypothesis; kNoNode: under the node RequeueUnder is given.
   NodeId under = kNoNode;
@@ -218,6 +221,22 @@ using Promise = std::function<double(const ActionSpec&)>;
 std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                            int limit = kPairBatch, const Promise& promise = nullptr,
                            PairKinds kinds = PairKinds::kHopeful, bool branches = false);
+
+// Fix searches (Move::kFix): a change that failed its check on accuracy, and never passed it
+// alone since, may need another change to be right: a fix that is neutral or costs a little
+// alone, which one change at a time never keeps and a pair finds only by luck. A fix-search
+// node applies the change with a group of candidates at once (a bundle: several companions),
+// and bisects by its check: a group that fails it holds no fix; a group that passes it holds
+// the fix (a probe: node_steps.cc reverts it unmeasured), and its first half is tried next,
+// until one candidate is left, measured with the change and kept like any pair. The first group is
+// every candidate that may fix it: each ran alone on the path (measured, its check passed, never a
+// crash or a failed check), is not applied there, fits the path with the change, one value per
+// action and no two in a declared conflict. A group that crashes says nothing: the next is at
+// most half its size. A pair of the change measured on the path counts as a group of one.
+// One node per change at a time, the highest prior speedup first, at most kMaxFixRounds per
+// change.
+inline constexpr int kMaxFixRounds = 8;
+std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId incumbent);
 
 // The other side of a pair node: its companion (flag "with:"), or, for a branch node whose
 // branch is one idea and itself (Tree::BranchPath), that idea's key. nullopt for any other

@@ -16,7 +16,9 @@ using moves_detail::LatestSingleTries;
 using moves_detail::Percent;
 
 std::optional<std::string> PairedWith(const Tree& tree, const Node& node) {
-  if (std::optional<std::string> with = CompanionKey(node)) return with;
+  const std::vector<std::string> companions = CompanionKeys(node);
+  if (companions.size() > 1) return std::nullopt;  // a bundle (Move::kFix) is no pair
+  if (!companions.empty()) return companions.front();
   if (!tree.IsBranch(node)) return std::nullopt;
   const std::vector<const Node*> branch = tree.BranchPath(node.id);
   if (branch.size() != 2 || CompanionKey(*branch[0]) || DroppedKey(*branch[0])) {
