@@ -279,7 +279,8 @@ void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nod
   // Every candidate ran once, except app.crc-table: reverted (no gain) while crc32 was ~3% of
   // the time, re-queued by the Critic's introspection once app.merge-count moved ~70% of the
   // time into crc32, and kept there.
-  // Then, with budget left and nothing else, pairs (flag move:pair) and last looks at the
+  // Then, with budget left and nothing else, fix searches for the changes that failed their
+  // check (move:fix: each with a group of candidates), pairs (move:pair) and last looks at the
   // reverts (move:remeasure): none pays here.
   std::map<std::string, int> runs;
   for (const auto& n : OwnTries(nodes)) runs[n.Key()]++;
@@ -288,7 +289,7 @@ void ExpectToyOutcomes(const TempWorkspace& ws, const std::vector<TreeNode>& nod
     if (n.with.empty() && !HasFlag(n, "move:remeasure")) continue;
     ++spent;
     EXPECT_NE(n.outcome, "kept") << n.Key() << ": " << n.diagnosis;
-    EXPECT_TRUE(n.with.empty() || HasFlag(n, "move:pair")) << n.Key();
+    EXPECT_TRUE(n.with.empty() || HasFlag(n, "move:pair") || HasFlag(n, "move:fix")) << n.Key();
   }
   for (const auto& [key, count] : runs) EXPECT_EQ(count, key == "app.crc-table" ? 2 : 1) << key;
   EXPECT_EQ(nodes.size() - spent, 12u)

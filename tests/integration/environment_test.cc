@@ -219,8 +219,9 @@ TEST(IntegrationEnvironment, AnIgnoredFileAPatchWritesReachesTheBranchWithAWarni
 
 // A pair end to end: `fast` (+50%) breaks the check unless `fix` (-3% alone) is on too. The
 // real binary tries each alone (one fails its check, one gains nothing), then the pair as one
-// node: the builtin specialist applies both in one worktree, the check passes (8 times: its
-// side failed before), the gate keeps it, and the branch's arbor-best.env holds both.
+// node (the fix search's, with the only candidate that ran: moves.h FixSearch): the builtin
+// specialist applies both in one worktree, the check passes (14 times: its side failed
+// before), the gate keeps it, and the branch's arbor-best.env holds both.
 TEST(IntegrationEnvironment, APairOfActionsIsAppliedMeasuredAndKeptAsOneChange) {
   TempWorkspace ws;
   ws.Write(
@@ -242,7 +243,10 @@ TEST(IntegrationEnvironment, APairOfActionsIsAppliedMeasuredAndKeptAsOneChange) 
   std::vector<TreeNode> nodes = LoadTree(ws);
   const TreeNode* pair = nullptr;
   for (const TreeNode& n : nodes) {
-    if (std::count(n.flags.begin(), n.flags.end(), "move:pair")) pair = &n;
+    if (std::count(n.flags.begin(), n.flags.end(), "move:pair") ||
+        std::count(n.flags.begin(), n.flags.end(), "move:fix")) {
+      pair = &n;
+    }
   }
   ASSERT_NE(pair, nullptr) << run.Describe();
   EXPECT_EQ(pair->outcome, "kept") << pair->diagnosis;
