@@ -50,9 +50,10 @@ void Orchestrator::PublishConstraints(Node* node, const PublishInput& what) {
   PublishInput in = what;
   in.node = node;
   in.action = catalog_.FindAction(node->action_id);
-  // A drop's failure is no evidence against its change (it ran without it): the breaker only.
+  // A drop's failure is no evidence against its change (it ran without it), nor is a fix
+  // search's group's (any of its companions may have caused it): the breaker only.
   std::vector<Constraint> published =
-      DroppedKey(*node) ? std::vector<Constraint>{} : PublishFor(tree_, in);
+      DroppedKey(*node) || IsFixGroup(*node) ? std::vector<Constraint>{} : PublishFor(tree_, in);
   // The breaker looks at the tree with this node finished.
   tree_.Upsert(*node);
   for (Constraint& c : CircuitBreaker(tree_, spec_.critic.circuit_breaker, node->id)) {

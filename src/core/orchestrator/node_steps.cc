@@ -84,7 +84,9 @@ std::vector<std::string> Orchestrator::KeysOverBase(const Node& node) const {
 }
 
 void Orchestrator::NoteCheckFailure(const Node& node) {
-  if (node.critic.rca != RcaClass::kAccuracy) return;
+  // A fix search's group that fails says its change still fails, not that each of its
+  // companions did (the change's own failure is already noted).
+  if (node.critic.rca != RcaClass::kAccuracy || IsFixGroup(node)) return;
   const std::vector<std::string> keys = KeysOverBase(node);
   for (size_t i = 1; i < keys.size(); i += 2) check_failed_.insert(keys[i]);
 }
@@ -155,10 +157,12 @@ Status Orchestrator::StepCheck(Node* node) {
   // A fix search's group (moves.h FixSearch) is a probe: its check passing says the fix is
   // among its companions, which the search bisects next; a group of passengers is never kept,
   // so it is not measured either.
+  // Not a no-gain revert (no move measures or retries it again: it was not measured), and no
+  // root cause: nothing failed.
   const size_t group = CompanionKeys(*node).size();
-  if (MoveOf(*node) == Move::kFix && group > 1) {
-    node->critic.rca = RcaClass::kNoGain;
-    AddFlag(node, "probe");
+  if (IsFixGroup(*node)) {
+    node->critic.rca = RcaClass::kNone;
+    AddFlag(node, kProbeFlag);
     return Finish(node, Outcome::kReverted,
                   "probe: " + message + " with its group: one of its " + std::to_string(group) +
                       " companions may fix it (the fix search halves the group next; a group "

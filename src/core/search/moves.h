@@ -237,6 +237,11 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
 // change.
 inline constexpr int kMaxFixRounds = 8;
 std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+// A fix search's group: a Move::kFix node with more than one companion (a re-measure of one is
+// never made: a probe has no verdict to measure again). One whose check passed carries
+// kProbeFlag, is reverted unmeasured and has no root cause.
+bool IsFixGroup(const Node& node);
+inline constexpr std::string_view kProbeFlag = "probe";
 
 // The other side of a pair node: its companion (flag "with:"), or, for a branch node whose
 // branch is one idea and itself (Tree::BranchPath), that idea's key. nullopt for any other

@@ -90,20 +90,27 @@ Bisection Read(const Tree& tree, const std::vector<const Node*>& path, const Nod
     const std::set<std::string> group(with.begin(), with.end());
     b.measured.insert(group);
     if (MoveOf(*x) == Move::kFix) ++b.rounds;
-    if (x->outcome == Outcome::kKept || RevertedForNoGain(*x)) {  // it passed its check
+    if (x->outcome == Outcome::kKept || RevertedForNoGain(*x) || HasFlag(*x, kProbeFlag)) {
       keep_only(group, true);
       b.found_in_group = true;
     } else if (Fixable(*x)) {
       keep_only(group, false);  // none of them fixes it (one fix, not two together)
-    } else if (x->outcome == Outcome::kCrashed) {
-      if (group.size() == 1) keep_only(group, false);  // the two together crash: no fix
-      b.cap = std::min(b.cap, group.size() / 2);
+    } else if (x->outcome == Outcome::kCrashed && x->critic.rca != RcaClass::kInfrastructure) {
+      if (group.size() == 1) {
+        keep_only(group, false);  // the two together crash: no fix
+      } else {
+        b.cap = std::min(b.cap, group.size() / 2);
+      }
     }
   }
   return b;
 }
 
 }  // namespace
+
+bool IsFixGroup(const Node& node) {
+  return MoveOf(node) == Move::kFix && CompanionKeys(node).size() > 1;
+}
 
 std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
   const std::vector<const Node*> path = tree.Path(incumbent);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/search/moves.h"
+#include "core/search/moves_detail.h"
 #include "core/testing/critic_rig_testing.h"
 #include "core/testing/moves_testing.h"
 #include "core/tree/tree.h"
@@ -22,7 +23,7 @@ class FixSearchTest : public ::testing::Test {
  protected:
   FixSearchTest()
       : actions_({Env("trap.t", "T", "1", {}, 2.0), Env("a.a", "A"), Env("b.b", "B"),
-                  Env("c.c", "C"), Env("d.d", "D")}),
+                  Env("c.c", "C"), Env("d.d", "D"), Env("e.e", "E")}),
         catalog_(actions_) {
     tree_.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
     Node trap = MakeNode(2, 1, "trap.t", "", Outcome::kReverted, 2);
@@ -36,12 +37,17 @@ class FixSearchTest : public ::testing::Test {
       ++id;
     }
   }
-  // A group measured with the trap under the baseline: its outcome and root cause.
+  // A group measured with the trap under the baseline: its outcome and root cause. A group
+  // "reverted for no gain" of more than one candidate is recorded as the probe it is.
   void Group(NodeId id, std::vector<std::string> with, Outcome outcome, RcaClass rca) {
     Node n = MakeNode(id, 1, "trap.t", "", outcome, id);
     n.critic.rca = rca;
     n.critic.flags.push_back(MoveFlag(Move::kFix));
     for (const std::string& w : with) n.critic.flags.push_back(CompanionFlag(w));
+    if (rca == RcaClass::kNoGain && with.size() > 1) {
+      n.critic.rca = RcaClass::kNone;
+      AddFlag(&n, kProbeFlag);
+    }
     tree_.Upsert(n);
   }
   // The one group FixSearch offers next, as {with, bundle...}; empty when none.
@@ -73,6 +79,26 @@ TEST_F(FixSearchTest, BisectsToTheCandidateThatFixesTheCheck) {
   EXPECT_EQ(Next(), (Keys{"d.d"}));  // the one left, measured with it alone
   Group(10, {"d.d"}, Outcome::kReverted, RcaClass::kNoGain);
   EXPECT_TRUE(Next().empty());  // found, and measured: done
+}
+
+TEST_F(FixSearchTest, ACrashWithOneCandidateRulesOutOnlyThatOne) {
+  Group(7, {"a.a", "b.b", "c.c", "d.d"}, Outcome::kReverted, RcaClass::kNoGain);
+  Group(8, {"a.a", "b.b"}, Outcome::kReverted, RcaClass::kAccuracy);
+  Group(9, {"c.c"}, Outcome::kCrashed, RcaClass::kRuntimeCrash);
+  EXPECT_EQ(Next(), (Keys{"d.d"}));  // the fix, by elimination
+}
+
+TEST_F(FixSearchTest, AProbeIsNeverMeasuredAgainNorRetriedAlone) {
+  Group(7, {"a.a", "b.b", "c.c", "d.d"}, Outcome::kReverted, RcaClass::kNoGain);
+  ASSERT_TRUE(IsFixGroup(*tree_.Find(7)));
+  EXPECT_FALSE(moves_detail::RevertedForNoGain(*tree_.Find(7)));
+  for (LastLooks which : {LastLooks::kMayPay, LastLooks::kAnswered, LastLooks::kKeepsToo}) {
+    for (const Requeue& q : RemeasureAnswered(tree_, kRootId, which)) EXPECT_NE(q.from, 7);
+  }
+  // After a keep, what the path changed under is revisited: the reverted ideas, never the
+  // probe (its change alone is a known failure of the check).
+  tree_.Upsert(MakeNode(8, 1, "e.e", "", Outcome::kKept, 8));
+  for (const Requeue& q : Revisit(tree_, catalog_, 8, /*back_off=*/false)) EXPECT_NE(q.from, 7);
 }
 
 TEST_F(FixSearchTest, AGroupThatFailsTheCheckHoldsNoFix) {
