@@ -140,12 +140,13 @@ std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId 
     for (const auto& [key, r] : singles) {
       const std::string id = SplitCandidateKey(key).first;
       if (!r.ran || r.failed || id == t->action_id || ids.count(id) || eligible.Applied(id) ||
+          // Fits: its requires met and no conflict of its own with the path or the change;
+          // the change's own conflicts with it are the change's to say.
           !eligible.Fits(id, t->action_id) || Conflict(*trap, id)) {
         continue;
       }
       const ActionSpec* a = catalog.FindAction(id);
-      if (a == nullptr || Conflict(*a, t->action_id) ||
-          std::any_of(ids.begin(), ids.end(), [&](const std::string& other) {
+      if (a == nullptr || std::any_of(ids.begin(), ids.end(), [&](const std::string& other) {
             const ActionSpec* o = catalog.FindAction(other);
             return Conflict(*a, other) || (o != nullptr && Conflict(*o, id));
           })) {
@@ -156,7 +157,7 @@ std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId 
     }
     const std::string key = t->CandidateKey();
     Bisection b = Read(tree, path, *t, std::move(pool));
-    if (b.waiting || b.left.empty() || b.rounds >= kMaxFixRounds || b.cap == 0) continue;
+    if (b.waiting || b.left.empty() || b.rounds >= kMaxFixRounds) continue;
     size_t size = b.left.size();
     if (b.found_in_group && size > 1) size /= 2;  // bisect the group that holds the fix
     size = std::min(size, b.cap);
