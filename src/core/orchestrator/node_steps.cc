@@ -84,9 +84,9 @@ std::vector<std::string> Orchestrator::KeysOverBase(const Node& node) const {
 }
 
 void Orchestrator::NoteCheckFailure(const Node& node) {
-  // A fix search's group that fails says its change still fails, not that each of its
-  // companions did (the change's own failure is already noted).
-  if (node.critic.rca != RcaClass::kAccuracy || IsFixGroup(node)) return;
+  // A group that fails (a fix search's, a stack) says nothing of each of its candidates (a fix
+  // search's change's own failure is already noted).
+  if (node.critic.rca != RcaClass::kAccuracy || IsGroup(node)) return;
   const std::vector<std::string> keys = KeysOverBase(node);
   for (size_t i = 1; i < keys.size(); i += 2) check_failed_.insert(keys[i]);
 }

@@ -104,7 +104,7 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
     // A kept pair: is each side needed? One may be a passenger of the other's gain. (Not a
     // kept swap: the drop of its change was measured, and lost, at the same incumbent.) The
     // same for each change of a kept branch.
-    if (CompanionKey(kept) && !DroppedKey(kept)) {
+    if (CompanionKey(kept) && !DroppedKey(kept) && MoveOf(kept) != Move::kStack) {
       for (Requeue& q : Drops(tree_, catalog_, kept.id, kept.id)) moves.push_back(std::move(q));
     }
     if (tree_.IsBranch(kept)) {
@@ -146,9 +146,16 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
     moves = FixSearch(tree_, catalog_, inc->id);
     fixing = !moves.empty();
   }
-  if (!unmeasured && !fixing) moves = Revisit(tree_, catalog_, inc->id);
+  // Then the ideas that measured a gain too small to keep, together: their sum may be one.
+  bool stacking = false;
+  if (!unmeasured && !fixing && spec_.search.pairs) {
+    moves = Stacks(tree_, catalog_, inc->id);
+    stacking = !moves.empty();
+  }
+  const bool held = unmeasured || fixing || stacking;
+  if (!held) moves = Revisit(tree_, catalog_, inc->id);
   const Promise promise = PromiseAt(inc->id);
-  if (spec_.search.pairs && !unmeasured && !fixing) {
+  if (spec_.search.pairs && !held) {
     std::vector<Requeue> led =
         PairsOrTheirSidesAlone(tree_,
                                Pairs(tree_, catalog_, inc->id, kPairBatch, promise,

@@ -66,7 +66,8 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kPair, "pair"},
                                                             {Move::kDrop, "drop"},
                                                             {Move::kFollowUp, "follow_up"},
-                                                            {Move::kFix, "fix"}};
+                                                            {Move::kFix, "fix"},
+                                                            {Move::kStack, "stack"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 

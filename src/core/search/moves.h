@@ -37,11 +37,12 @@ enum class Move {
   kDrop,          // a change kept on the path taken back out (it may cost now)
   kFollowUp,      // a candidate on top of a reverted pair, swap or branch (frontier.h)
   kFix,           // a change that failed its check, with a group of candidates: one may fix it
+  kStack,         // small gains: ideas that measured a gain too small to keep, applied together
 };
 inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
                                      Move::kRevisit,    Move::kRetune, Move::kRemeasure,
                                      Move::kRetry,      Move::kPair,   Move::kDrop,
-                                     Move::kFollowUp,   Move::kFix};
+                                     Move::kFollowUp,   Move::kFix,    Move::kStack};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
@@ -242,6 +243,22 @@ std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId 
 // kProbeFlag, is reverted unmeasured and has no root cause.
 bool IsFixGroup(const Node& node);
 inline constexpr std::string_view kProbeFlag = "probe";
+
+// Stacks (Move::kStack): ideas reverted for no gain whose latest try from a state on the path
+// measured a gain nonetheless, too small for the gate to tell from noise, applied together as
+// one node (a group: several companions), the best measured first: a few real gains of a third
+// of min_effect each are one gain the gate can see, and the gate, the confirmation and the
+// check judge the stack like any change. Each fits the path (not applied there, requires met,
+// no declared conflict with the path or another of the stack), one value per action, never
+// another value of a parameter kept on the path. A stack that is not kept (or fails) is followed
+// by the better half of it, down to two ideas, at most kMaxStackRounds at one incumbent; one
+// stack at a time.
+inline constexpr int kMaxStackRounds = 3;
+inline constexpr size_t kMaxStackSize = 16;
+std::vector<Requeue> Stacks(const Tree& tree, const Catalog& catalog, NodeId incumbent);
+// A node that applies a group of candidates (a fix search's group, a stack): its failure is no
+// evidence against any one of them, so it publishes no constraint and notes no check failure.
+bool IsGroup(const Node& node);
 
 // The other side of a pair node: its companion (flag "with:"), or, for a branch node whose
 // branch is one idea and itself (Tree::BranchPath), that idea's key. nullopt for any other
