@@ -12,6 +12,7 @@
 #include "app/slurm_jobs.h"
 #include "formats/importers.h"
 #include "formats/metrics.h"
+#include "util/cpu_list.h"
 #include "util/name_table.h"
 #include "util/strings.h"
 
@@ -115,6 +116,14 @@ void CommandTarget::SetExitCode(int code, StepResult* step) {
   }
 }
 
+std::vector<int> LaneCpus(const SearchSpec& search, int lane) {
+  if (lane < static_cast<int>(search.lane_cpus.size())) {
+    Result<std::vector<int>> cpus = ParseCpuList(search.lane_cpus[lane]);
+    if (cpus.ok()) return *cpus;  // validated when the campaign file was read
+  }
+  return {lane};
+}
+
 std::string CommandTarget::RoleName(Role role) {
   static constexpr NameTable<Role, 4> kRoleNames = {{
       {Role::kBuild, "build"},
@@ -164,6 +173,14 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, Role role,
   rs.env["ARBOR_WORKTREE"] = ctx.worktree;
   rs.env["ARBOR_OUT"] = run.out_dir + "/out";
   rs.env["ARBOR_REPETITION"] = std::to_string(ctx.repetition);
+  if (ctx.lane >= 0) {
+    // A measurement lane (docs/lanes.md#measurement-lanes): pinned here; a Slurm job gets its
+    // own allocation instead, so only the variables go with it.
+    const std::vector<int> cpus = LaneCpus(spec_->search, ctx.lane);
+    rs.env["ARBOR_LANE"] = std::to_string(ctx.lane);
+    rs.env["ARBOR_LANE_CPUS"] = FormatCpuList(cpus);
+    if (!slurm) rs.cpus = cpus;
+  }
   rs.timeout_s = timeout_s;
   rs.memory_limit_mb = spec_->target.memory_limit_mb;
   rs.cpu_limit_s = spec_->target.cpu_limit_s;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "app/command_target_servers.h"
 #include "app/slurm_jobs.h"
@@ -29,6 +30,9 @@
 #include "exec/scrubbing.h"
 
 namespace arbor {
+
+// Lane `lane`'s CPUs: search.lane_cpus[lane], or CPU `lane` when none are given.
+std::vector<int> LaneCpus(const SearchSpec& search, int lane);
 
 class CommandTarget : public Target {
  public:

@@ -115,6 +115,10 @@ struct RunContext {
   EnvOverlay env;  // baseline env + the node's overlay (the runner adds ARBOR_* vars)
   int repetition = 0;
   std::string label;  // "build", "check", "bench-3", ... names the run's log folder
+  // The measurement lane the run belongs to (docs/lanes.md#measurement-lanes; set by the lane
+  // lock for a benchmark or profile when [search] lanes > 1), or -1: none. The local executor
+  // pins the run to the lane's CPUs and exports ARBOR_LANE and ARBOR_LANE_CPUS.
+  int lane = -1;
 };
 
 enum class ExitKind { kOk, kFailed, kSignaled, kTimedOut, kSpawnError, kBadOutput };
