@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -182,6 +183,27 @@ TEST(MeasurementLanesTest, NoBuildCheckOrProfileOverlapsAMeasurementOnALocalTarg
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(inner.overlaps(), 0);
+}
+
+// Deterministic for a broken lock: a build that may start beside an open measurement starts at
+// once, and the measurement gives it ample time to do so before it ends.
+TEST(MeasurementLanesTest, ABuildWaitsForAnOpenMeasurementOnALocalTarget) {
+  CountingTarget inner;
+  LaneTarget lanes(&inner, 2);
+  std::atomic<bool> built{false};
+  std::thread build;
+  {
+    MeasurementScope scope(&lanes, 2);
+    build = std::thread([&] {
+      lanes.Build(RunContext{});
+      built = true;
+    });
+    for (int i = 0; i < 50 && !built; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_FALSE(built) << "a build ran while a measurement held a lane";
+  }
+  build.join();
+  EXPECT_TRUE(built);
 }
 
 TEST(MeasurementLanesTest, WithOneLaneRunsCarryNoLane) {
