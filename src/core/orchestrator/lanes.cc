@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "util/check.h"
+
 namespace arbor {
 
 bool LaneTarget::MustLock() const {
@@ -32,7 +34,7 @@ int LaneTarget::HeldLane() {
   return it == holds_.end() ? -1 : it->second.lane;
 }
 
-void LaneTarget::AcquireLane() {
+void LaneTarget::AcquireLane(int want) {
   std::unique_lock<std::mutex> lock(mu_);
   const std::thread::id me = std::this_thread::get_id();
   if (auto it = holds_.find(me); it != holds_.end()) {
@@ -44,6 +46,7 @@ void LaneTarget::AcquireLane() {
   auto free_lane = [&] {
     std::vector<bool> used(lanes_, false);
     for (const auto& [thread, hold] : holds_) used[hold.lane] = true;
+    if (want >= 0) return used[want] ? -1 : want;
     for (int i = 0; i < lanes_; ++i) {
       if (!used[i]) return i;
     }
@@ -163,6 +166,12 @@ void LaneTarget::BeginMeasurement(NodeId node) {
   } else {
     LockExclusive();
   }
+  inner_->BeginMeasurement(node);
+}
+
+void LaneTarget::BeginMeasurementOn(NodeId node, int lane) {
+  ARBOR_CHECK(lanes_ > 1 && lane >= 0 && lane < lanes_, "no such measurement lane");
+  AcquireLane(lane);
   inner_->BeginMeasurement(node);
 }
 

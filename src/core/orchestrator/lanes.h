@@ -41,6 +41,10 @@ class LaneTarget : public Target {
   ProfileResult Profile(const RunContext& ctx) override;
   void BeginMeasurement(NodeId node) override;
   void EndMeasurement(NodeId node) override;
+  // A measurement on lane `lane` (0 .. N-1, N > 1), waiting for that lane to be free; ended by
+  // EndMeasurement. A measure lane (measure_lane.cc) takes lanes 1 .. N-1 this way, so that
+  // the Orchestrator's own measurements, which take the lowest free lane, get lane 0.
+  void BeginMeasurementOn(NodeId node, int lane);
   bool MeasurementsNeedTheMachine() const override { return inner_->MeasurementsNeedTheMachine(); }
 
  private:
@@ -53,7 +57,8 @@ class LaneTarget : public Target {
 
   // N lanes: the calling thread's lane, or -1.
   int HeldLane();
-  void AcquireLane();  // a measurement lane for this thread (nested: counted)
+  // A measurement lane for this thread (nested: counted): `want`, or the lowest free one (-1).
+  void AcquireLane(int want = -1);
   void ReleaseLane();
   void AcquireShared();  // a build or check: waits for no measurement or profile
   void ReleaseShared();
