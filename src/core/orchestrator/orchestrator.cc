@@ -371,6 +371,7 @@ Status Orchestrator::Stop(CampaignState state, StopReason reason) {
   // left behind, are disposable now: every state worth keeping is a commit.
   ARBOR_TRY(ports_.workspace->ReleaseAll());
   cursor_.Reset();
+  lane_bases_.clear();  // measure lanes' base worktrees (measure_lane.cc), released too
   meta_.state = state;
   meta_.stop_reason = reason;
   Mutation m;
