@@ -174,7 +174,9 @@ class Target {
   // of both arms, the final confirmation) happen between these two calls, with no other
   // command in between: an executor may hold one machine for all of them so that both arms are
   // measured on the same hardware. Every BeginMeasurement is followed by one EndMeasurement
-  // (also when a run fails or the campaign stops). The defaults do nothing.
+  // (also when a run fails or the campaign stops). The defaults do nothing. With [search]
+  // lanes > 1 several measurements are open at once, each on a thread of its own that makes
+  // all of its calls (docs/lanes.md#measurement-lanes): an executor keeps its state per thread.
   virtual void BeginMeasurement(NodeId /*node*/) {}
   virtual void EndMeasurement(NodeId /*node*/) {}
   // Whether a measurement (and a profile) needs the machine Arbor runs on to itself: true when

@@ -42,7 +42,7 @@ Status Orchestrator::TendMeasureLanes(NodeId evaluating, Step next) {
   for (auto& [id, lane] : measure_lanes_) {
     if (lane->base != tree_.Incumbent() || tree_.Find(id)->step == Step::kDone) lane->cancel = true;
   }
-  if (next != Step::kBench && next != Step::kDecide) return {};
+  if (next != Step::kBench) return {};
   // A measurement waits for the builds that run anyway: the next nodes' checks finish first, so
   // that they can be measured beside this one.
   for (auto it = std::find(batch_.begin(), batch_.end(), evaluating); it != batch_.end(); ++it) {
@@ -57,6 +57,12 @@ Status Orchestrator::TendMeasureLanes(NodeId evaluating, Step next) {
 Status Orchestrator::StartMeasureLanes(NodeId evaluating) {
   auto next = std::find(batch_.begin(), batch_.end(), evaluating);
   if (next == batch_.end()) return {};
+  // The evaluated node's own base arm is built first: a build waits for every open measurement,
+  // so built after the lanes started it would wait for their whole first look. (A failed build
+  // records nothing here: the bench step builds it again and finishes the node.)
+  ARBOR_TRY_ASSIGN(const bool base_built,
+                   EnsureBaseBuilt(*tree_.Find(tree_.BaseOf(evaluating)), nullptr));
+  if (!base_built) return {};
   for (++next; next != batch_.end(); ++next) {
     const NodeId id = *next;
     const Node& n = *tree_.Find(id);
