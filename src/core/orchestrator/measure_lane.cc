@@ -55,26 +55,34 @@ Status Orchestrator::TendMeasureLanes(NodeId evaluating, Step next) {
 }
 
 Status Orchestrator::StartMeasureLanes(NodeId evaluating) {
-  auto next = std::find(batch_.begin(), batch_.end(), evaluating);
-  if (next == batch_.end()) return {};
+  auto after = std::find(batch_.begin(), batch_.end(), evaluating);
+  if (after == batch_.end()) return {};
+  // The batch's later nodes on the incumbent whose build and check (in their build lanes)
+  // passed, and that no lane measures yet, in dispatch order.
+  std::vector<NodeId> ready;
+  for (auto it = std::next(after); it != batch_.end(); ++it) {
+    const Node& n = *tree_.Find(*it);
+    auto built = lanes_.find(*it);
+    if (n.step == Step::kDone || measure_lanes_.count(*it) != 0 ||
+        tree_.BaseOf(*it) != tree_.Incumbent() || IsFixGroup(n) || built == lanes_.end() ||
+        built->second->commit != n.commit ||
+        built->second->done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      continue;
+    }
+    const LaneRun& run = *built->second;
+    if (run.build.ok() && run.check && run.check->step.ok()) ready.push_back(*it);
+  }
+  if (ready.empty()) return {};
   // The evaluated node's own base arm is built first: a build waits for every open measurement,
   // so built after the lanes started it would wait for their whole first look. (A failed build
   // records nothing here: the bench step builds it again and finishes the node.)
   ARBOR_TRY_ASSIGN(const bool base_built,
                    EnsureBaseBuilt(*tree_.Find(tree_.BaseOf(evaluating)), nullptr));
   if (!base_built) return {};
-  for (++next; next != batch_.end(); ++next) {
-    const NodeId id = *next;
+  for (const NodeId id : ready) {
     const Node& n = *tree_.Find(id);
     const NodeId base = tree_.BaseOf(id);
-    auto built = lanes_.find(id);
-    if (n.step == Step::kDone || measure_lanes_.count(id) != 0 || base != tree_.Incumbent() ||
-        IsFixGroup(n) || built == lanes_.end() || built->second->commit != n.commit) {
-      continue;
-    }
-    LaneRun& run = *built->second;
-    if (run.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
-    if (!run.build.ok() || !run.check || !run.check->step.ok()) continue;
+    LaneRun& run = *lanes_.at(id);
     // A free lane: none of the unfinished measure lanes holds it.
     int free = -1;
     for (int lane = 1; lane < spec_.search.lanes && free < 0; ++lane) {
