@@ -12,6 +12,7 @@
 #include "app/slurm_jobs.h"
 #include "formats/importers.h"
 #include "formats/metrics.h"
+#include "util/cpu_list.h"
 #include "util/name_table.h"
 #include "util/strings.h"
 
@@ -115,6 +116,14 @@ void CommandTarget::SetExitCode(int code, StepResult* step) {
   }
 }
 
+std::vector<int> LaneCpus(const SearchSpec& search, int lane) {
+  if (lane < static_cast<int>(search.lane_cpus.size())) {
+    Result<std::vector<int>> cpus = ParseCpuList(search.lane_cpus[lane]);
+    if (cpus.ok()) return *cpus;  // validated when the campaign file was read
+  }
+  return {lane};
+}
+
 std::string CommandTarget::RoleName(Role role) {
   static constexpr NameTable<Role, 4> kRoleNames = {{
       {Role::kBuild, "build"},
@@ -164,6 +173,14 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, Role role,
   rs.env["ARBOR_WORKTREE"] = ctx.worktree;
   rs.env["ARBOR_OUT"] = run.out_dir + "/out";
   rs.env["ARBOR_REPETITION"] = std::to_string(ctx.repetition);
+  if (ctx.lane >= 0) {
+    // A measurement lane (docs/lanes.md#measurement-lanes): pinned here; a Slurm job gets its
+    // own allocation instead, so only the variables go with it.
+    const std::vector<int> cpus = LaneCpus(spec_->search, ctx.lane);
+    rs.env["ARBOR_LANE"] = std::to_string(ctx.lane);
+    rs.env["ARBOR_LANE_CPUS"] = FormatCpuList(cpus);
+    if (!slurm) rs.cpus = cpus;
+  }
   rs.timeout_s = timeout_s;
   rs.memory_limit_mb = spec_->target.memory_limit_mb;
   rs.cpu_limit_s = spec_->target.cpu_limit_s;
@@ -195,7 +212,7 @@ CommandTarget::Run CommandTarget::Execute(const RunContext& ctx, Role role,
     req.command = command;
     req.timeout_s = timeout_s;
     req.exclusive = bench || role == Role::kProfile;
-    if (bench && measuring_ != kNoNode) req.allocation = Allocation(timeout_s);
+    if (bench && MeasuringHere()) req.allocation = Allocation(timeout_s);
     req.memory_limit_mb = rs.memory_limit_mb;
     req.cpu_limit_s = rs.cpu_limit_s;
     rs.memory_limit_mb.reset();
@@ -277,33 +294,49 @@ void CommandTarget::Finish(Run* run) const {
 }
 
 void CommandTarget::BeginMeasurement(NodeId node) {
-  measuring_ = node;
-  allocation_.clear();
-  allocation_failed_ = false;
+  std::lock_guard<std::mutex> lock(measuring_mu_);
+  measuring_[std::this_thread::get_id()] = Measuring{node, "", false};
 }
 
 void CommandTarget::EndMeasurement(NodeId) {
-  if (!allocation_.empty()) CancelSlurmJob(allocation_, SlurmClientEnv());
-  measuring_ = kNoNode;
-  allocation_.clear();
+  std::optional<Measuring> m;
+  {
+    std::lock_guard<std::mutex> lock(measuring_mu_);
+    auto it = measuring_.find(std::this_thread::get_id());
+    if (it == measuring_.end()) return;
+    m = std::move(it->second);
+    measuring_.erase(it);
+  }
+  if (!m->allocation.empty()) CancelSlurmJob(m->allocation, SlurmClientEnv());
+}
+
+std::optional<CommandTarget::Measuring> CommandTarget::MeasuringHere() {
+  std::lock_guard<std::mutex> lock(measuring_mu_);
+  auto it = measuring_.find(std::this_thread::get_id());
+  if (it == measuring_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::string CommandTarget::Allocation(double timeout_s) {
-  if (!allocation_.empty() || allocation_failed_) return allocation_;
+  // Only the thread that began the measurement reads or writes its entry; the map is shared.
+  Measuring m = *MeasuringHere();
+  if (!m.allocation.empty() || m.allocation_failed) return m.allocation;
   // The wait for the allocation is bounded by [executor] queue_timeout, else by the first
   // benchmark's timeout.
-  const std::string comment = "n" + std::to_string(measuring_) + "/measure";
+  const std::string comment = "n" + std::to_string(m.node) + "/measure";
   const ExecutorSpec bench = spec_->executor.For("bench");
   auto r = RunCaptured(SallocCommand(bench, job_name_, comment), "", SlurmClientEnv(),
                        bench.queue_timeout_s.value_or(timeout_s));
-  if (r.ok()) allocation_ = GrantedAllocation(r->err);
-  if (!allocation_.empty() && !r->result.ok()) {
-    CancelSlurmJob(allocation_, SlurmClientEnv());  // granted, then salloc failed: not ours
-    allocation_.clear();
+  if (r.ok()) m.allocation = GrantedAllocation(r->err);
+  if (!m.allocation.empty() && !r->result.ok()) {
+    CancelSlurmJob(m.allocation, SlurmClientEnv());  // granted, then salloc failed: not ours
+    m.allocation.clear();
   }
   // Without an allocation each run is its own job (and may land on another node).
-  allocation_failed_ = allocation_.empty();
-  return allocation_;
+  m.allocation_failed = m.allocation.empty();
+  std::lock_guard<std::mutex> lock(measuring_mu_);
+  measuring_[std::this_thread::get_id()] = m;
+  return m.allocation;
 }
 
 void CommandTarget::RecordExit(const RunContext& ctx, const StepResult& step) const {

@@ -20,6 +20,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "app/command_target_servers.h"
 #include "app/slurm_jobs.h"
@@ -29,6 +31,9 @@
 #include "exec/scrubbing.h"
 
 namespace arbor {
+
+// Lane `lane`'s CPUs: search.lane_cpus[lane], or CPU `lane` when none are given.
+std::vector<int> LaneCpus(const SearchSpec& search, int lane);
 
 class CommandTarget : public Target {
  public:
@@ -114,10 +119,17 @@ class CommandTarget : public Target {
   std::string jobs_dir_;
   std::mutex left_mu_;  // build lanes claim left jobs from several threads
   Reconciliation* left_ = nullptr;
-  // The measurement in progress (BeginMeasurement) and its Slurm allocation, once obtained.
-  NodeId measuring_ = kNoNode;
-  std::string allocation_;
-  bool allocation_failed_ = false;  // salloc failed: this measurement's runs are separate jobs
+  // The measurements in progress (BeginMeasurement), by the thread that began each: with
+  // [search] lanes > 1 several run at once (docs/lanes.md#measurement-lanes), each with its own
+  // Slurm allocation, once obtained.
+  struct Measuring {
+    NodeId node = kNoNode;
+    std::string allocation;
+    bool allocation_failed = false;  // salloc failed: this measurement's runs are separate jobs
+  };
+  std::optional<Measuring> MeasuringHere();  // the calling thread's, if it began one
+  std::mutex measuring_mu_;
+  std::map<std::thread::id, Measuring> measuring_;
   std::unique_ptr<TargetServers> servers_;  // with [target.serve]
 };
 

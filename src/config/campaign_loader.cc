@@ -1,6 +1,7 @@
 #include "config/campaign_loader.h"
 
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "config/profile_loader.h"
 #include "config/toml_reader.h"
 #include "config/values.h"
+#include "util/cpu_list.h"
 #include "util/escape.h"
 #include "util/strings.h"
 
@@ -221,13 +223,51 @@ Status ReadAccuracy(const Section& root, AccuracySpec* accuracy) {
   return s.ReadNumber("max_drop", NumberRule::kNonNegative, &accuracy->max_drop);
 }
 
-Status ReadSearch(const Section& root, SearchSpec* search) {
+// [search] lanes and lane_cpus (docs/lanes.md#measurement-lanes). Whether the machine has the
+// default lanes' CPUs (lane i on CPU i) is checked for the local executor only.
+Status ReadLanes(const Section& s, bool local, SearchSpec* search) {
+  ARBOR_TRY(s.ReadInt("lanes", 1, kMaxInt, &search->lanes));
+  if (search->lanes > 1 && search->parallel < search->lanes) {
+    return s.Invalid(*s.Get("lanes"), "search.lanes",
+                     ": above search.parallel (" + std::to_string(search->parallel) +
+                         "); a lane measures one node of a batch, so set parallel >= lanes");
+  }
+  ARBOR_TRY(s.ReadStringArray("lane_cpus", &search->lane_cpus));
+  const toml::node* cpus = s.Get("lane_cpus");
+  if (cpus == nullptr) {
+    // Lane i on CPU i: the machine must have them (a cluster's lanes are its allocations).
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (local && search->lanes > 1 && online > 0 && search->lanes > online) {
+      return s.Invalid(*s.Get("lanes"), "search.lanes",
+                       ": more lanes than this machine's online CPUs; give each lane its CPUs with "
+                       "search.lane_cpus");
+    }
+    return {};
+  }
+  if (static_cast<int>(search->lane_cpus.size()) != search->lanes) {
+    return s.Invalid(*cpus, "search.lane_cpus",
+                     ": " + std::to_string(search->lane_cpus.size()) + " CPU list(s) for " +
+                         std::to_string(search->lanes) + " lane(s); expected one per lane");
+  }
+  const toml::array& array = *cpus->as_array();
+  for (size_t i = 0; i < search->lane_cpus.size(); ++i) {
+    Result<std::vector<int>> parsed = ParseCpuList(search->lane_cpus[i]);
+    if (!parsed.ok()) {
+      return s.Invalid(*array.get(i), "search.lane_cpus[" + std::to_string(i) + "]",
+                       ": " + parsed.error().message);
+    }
+  }
+  return {};
+}
+
+Status ReadSearch(const Section& root, bool local, SearchSpec* search) {
   const toml::table* table = nullptr;
   ARBOR_TRY(root.GetTable("search", &table));
   if (table == nullptr) return {};
   Section s(root.file(), *table, "search", "in [search]");
   ARBOR_TRY(s.CheckKeys({"max_nodes", "max_time", "formula", "explore", "plateau", "parallel",
-                         "min_gain", "reprofile", "revisit", "pairs", "branches", "plateau_stop"}));
+                         "min_gain", "reprofile", "revisit", "pairs", "branches", "plateau_stop",
+                         "lanes", "lane_cpus"}));
   ARBOR_TRY(s.ReadInt("max_nodes", 1, kMaxInt, &search->max_nodes));
   ARBOR_TRY(s.ReadDuration("max_time", Zero::kRejected, &search->max_time_s));
   if (const toml::node* node = s.Get("formula")) {
@@ -242,6 +282,7 @@ Status ReadSearch(const Section& root, SearchSpec* search) {
   ARBOR_TRY(s.ReadInt("plateau", 1, kMaxInt, &search->plateau));
   ARBOR_TRY(s.ReadInt("plateau_stop", 0, kMaxInt, &search->plateau_stop));
   ARBOR_TRY(s.ReadInt("parallel", 1, kMaxInt, &search->parallel));
+  ARBOR_TRY(ReadLanes(s, local, search));
   ARBOR_TRY(s.ReadBool("reprofile", &search->reprofile));
   ARBOR_TRY(s.ReadBool("revisit", &search->revisit));
   ARBOR_TRY(s.ReadBool("pairs", &search->pairs));
@@ -329,7 +370,7 @@ Result<CampaignSpec> ParseCampaignText(std::string_view text, const std::string&
   ARBOR_TRY(config_internal::ReadExecutor(root, base_abs, &spec));
   ARBOR_TRY(ReadMetric(root, &spec.metric));
   ARBOR_TRY(ReadAccuracy(root, &spec.accuracy));
-  ARBOR_TRY(ReadSearch(root, &spec.search));
+  ARBOR_TRY(ReadSearch(root, spec.executor.kind == ExecutorSpec::Kind::kLocal, &spec.search));
   ARBOR_TRY(ReadCritic(root, &spec.critic));
   ARBOR_TRY(ReadKb(root, base_abs, &spec.kb));
   ARBOR_TRY(config_internal::ReadAgents(root, base_abs, &spec));

@@ -55,6 +55,24 @@ const Row kRows[] = {
     {"critic_max_plausible_not_above_one", kHead + "[critic]\nmax_plausible_speedup = 1\n",
      "c.toml:8:25: invalid critic.max_plausible_speedup 1: not above 1; expected the largest "
      "speedup you believe, e.g. 50"},
+    {"lanes_zero", kHead + "[search]\nlanes = 0\n",
+     "c.toml:8:9: invalid search.lanes 0; expected an integer >= 1"},
+    {"lanes_not_int", kHead + "[search]\nlanes = \"2\"\n",
+     "c.toml:8:9: expected an integer for search.lanes, got string"},
+    {"lanes_above_parallel", kHead + "[search]\nparallel = 1\nlanes = 2\n",
+     "c.toml:9:9: invalid search.lanes 2: above search.parallel (1); a lane measures one node of a "
+     "batch, so set parallel >= lanes"},
+    {"lanes_above_cpus", kHead + "[search]\nparallel = 4096\nlanes = 4096\n",
+     "c.toml:9:9: invalid search.lanes 4096: more lanes than this machine's online CPUs; give each "
+     "lane its CPUs with search.lane_cpus"},
+    {"lane_cpus_count", kHead + "[search]\nparallel = 2\nlanes = 2\nlane_cpus = [\"0\"]\n",
+     "c.toml:10:13: invalid search.lane_cpus (array): 1 CPU list(s) for 2 lane(s); expected one "
+     "per lane"},
+    {"lane_cpus_bad_list",
+     kHead + "[search]\nparallel = 2\nlanes = 2\nlane_cpus = [\"0\", \"3-1\"]\n",
+     "c.toml:10:19: invalid search.lane_cpus[1] \"3-1\": bad CPU list \"3-1\": descending range"},
+    {"lane_cpus_not_strings", kHead + "[search]\nparallel = 2\nlanes = 2\nlane_cpus = [0, 1]\n",
+     "c.toml:10:14: expected a string for search.lane_cpus[0], got integer"},
     {"critic_trust_not_bool", kHead + "[critic]\ntrust_large_gains = \"yes\"\n",
      "c.toml:8:21: expected true or false for critic.trust_large_gains, got string"},
     {"wrong_type_string", "[campaign]\nname = \"d\"\n[target]\nbench = \"b\"\nbuild = 1\n",

@@ -343,5 +343,29 @@ TEST_F(CampaignLoaderTest, LoadCampaignFileNamesTheFileAsGiven) {
                                          "init writes one)");
 }
 
+TEST_F(CampaignLoaderTest, MeasurementLanesDefaultToOneAndReadTheirCpus) {
+  auto plain = ParseCampaign(kMinimal, "c.toml", dir_.string());
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->search.lanes, 1);
+  EXPECT_TRUE(plain->search.lane_cpus.empty());
+  auto spec =
+      ParseCampaign(kMinimal + "[search]\nparallel = 3\nlanes = 2\nlane_cpus = [\"0\", \"2-3\"]\n",
+                    "c.toml", dir_.string());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->search.lanes, 2);
+  EXPECT_EQ(spec->search.lane_cpus, std::vector<std::string>({"0", "2-3"}));
+  // Given CPU lists, a lane count above the machine's CPUs is the user's choice.
+  auto many = ParseCampaign(
+      kMinimal + "[search]\nparallel = 4096\nlanes = 4096\nlane_cpus = [" +
+          [] {
+            std::string s;
+            for (int i = 0; i < 4096; ++i) s += (i ? ", \"0\"" : "\"0\"");
+            return s;
+          }() +
+          "]\n",
+      "c.toml", dir_.string());
+  EXPECT_TRUE(many.ok()) << many.error().message;
+}
+
 }  // namespace
 }  // namespace arbor

@@ -41,7 +41,10 @@ struct RunSpec {
   long long output_limit_bytes = 16LL << 20;
   std::string stdout_path;  // required: where stdout goes
   std::string stderr_path;  // required: where stderr goes
-  std::string stdin_data;   // written to the command's stdin, then closed (empty: /dev/null)
+  // The CPUs the command and every process it starts are pinned to (sched_setaffinity in the
+  // child, before exec); empty: not pinned. A CPU the machine lacks fails the spawn.
+  std::vector<int> cpus;
+  std::string stdin_data;  // written to the command's stdin, then closed (empty: /dev/null)
   // Kept: the captured output stays where users, reports and prompts read it, so it is
   // scrubbed of secrets (the installed Scrubber, exec/scrubbing.h) once the command and every
   // process it started have ended, before RunCommand returns. Transient: the caller reads it

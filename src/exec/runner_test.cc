@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -340,6 +341,28 @@ TEST_F(RunnerTest, RunCaptured) {
   EXPECT_EQ(r->out, "hi\n");
   EXPECT_EQ(r->err, "oops\n");
   EXPECT_FALSE(RunCaptured("true", Path("missing"), {}).ok());
+}
+
+TEST_F(RunnerTest, PinsTheCommandAndItsChildrenToItsCpus) {
+  // The last CPU this test may use, so that pinning visibly narrows a multi-CPU set.
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mine)) cpu = c;
+  }
+  ASSERT_GE(cpu, 0);
+  RunSpec spec = Spec("sh -c 'grep Cpus_allowed_list /proc/self/status'");
+  spec.cpus = {cpu};
+  RunResult r = Run(spec);
+  EXPECT_EQ(r.exit_code, 0) << Err();
+  EXPECT_EQ(Out(), "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
+}
+
+TEST_F(RunnerTest, APinToACpuOutOfRangeIsAnError) {
+  RunSpec spec = Spec("true");
+  spec.cpus = {CPU_SETSIZE};
+  EXPECT_FALSE(RunCommand(spec).ok());
 }
 
 TEST(RunHelpersTest, ReadTailAndReadFileBounded) {

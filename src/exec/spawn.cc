@@ -1,6 +1,7 @@
 #include "exec/spawn.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -41,16 +42,27 @@ struct ChildPlan {
   int cgroup_procs_fd = -1;  // the pids cgroup to join, or -1
   bool limit_nproc = false;
   rlimit nproc{};
+  bool pin = false;  // RunSpec::cpus: the command and its children run on these CPUs only
+  cpu_set_t cpus{};
   int max_fd = 1024;
   pid_t parent_pid = 0;
 };
 
-enum ChildStage { kStageDup, kStageChdir, kStageRlimitAs, kStageRlimitCpu, kStageExec, kStagePids };
+enum ChildStage {
+  kStageDup,
+  kStageChdir,
+  kStageRlimitAs,
+  kStageRlimitCpu,
+  kStageExec,
+  kStagePids,
+  kStageAffinity
+};
 const char* StageText(int stage) {
-  static const char* const kText[] = {"redirect stdio",       "enter the working directory",
-                                      "set the memory limit", "set the CPU limit",
-                                      "execute /bin/sh",      "set the process limit"};
-  return stage >= 0 && stage <= kStagePids ? kText[stage] : kText[kStageExec];
+  static const char* const kText[] = {"redirect stdio",        "enter the working directory",
+                                      "set the memory limit",  "set the CPU limit",
+                                      "execute /bin/sh",       "set the process limit",
+                                      "pin to the lane's CPUs"};
+  return stage >= 0 && stage <= kStageAffinity ? kText[stage] : kText[kStageExec];
 }
 
 [[noreturn]] void ChildFail(const ChildPlan& plan, int stage) {
@@ -84,6 +96,10 @@ const char* StageText(int stage) {
   if (plan.limit_as && setrlimit(RLIMIT_AS, &plan.as) != 0) ChildFail(plan, kStageRlimitAs);
   if (plan.limit_cpu && setrlimit(RLIMIT_CPU, &plan.cpu) != 0) ChildFail(plan, kStageRlimitCpu);
   if (plan.limit_nproc && setrlimit(RLIMIT_NPROC, &plan.nproc) != 0) ChildFail(plan, kStagePids);
+  // Inherited across fork and exec: every process the command starts stays on these CPUs.
+  if (plan.pin && sched_setaffinity(0, sizeof plan.cpus, &plan.cpus) != 0) {
+    ChildFail(plan, kStageAffinity);
+  }
   // Nothing of Arbor leaks into the command: every descriptor above stderr closes at exec
   // (the status pipe too, which is how the parent learns that exec succeeded).
   if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) {
@@ -225,6 +241,15 @@ Status Spawn(const RunSpec& spec, CgroupUse cgroup, Spawned* spawned) {
     plan.limit_cpu = true;
     plan.cpu.rlim_cur = static_cast<rlim_t>(std::max(1.0, std::ceil(*spec.cpu_limit_s)));
     plan.cpu.rlim_max = plan.cpu.rlim_cur + 1;
+  }
+  if (!spec.cpus.empty()) {
+    plan.pin = true;
+    CPU_ZERO(&plan.cpus);
+    for (int cpu : spec.cpus) {
+      if (cpu < 0 || cpu >= CPU_SETSIZE)
+        return MakeError("CPU " + std::to_string(cpu) + " out of range");
+      CPU_SET(cpu, &plan.cpus);
+    }
   }
   ProcessLimit& pids = spawned->limit;
   if (spec.max_processes) {

@@ -115,6 +115,10 @@ struct RunContext {
   EnvOverlay env;  // baseline env + the node's overlay (the runner adds ARBOR_* vars)
   int repetition = 0;
   std::string label;  // "build", "check", "bench-3", ... names the run's log folder
+  // The measurement lane the run belongs to (docs/lanes.md#measurement-lanes; set by the lane
+  // lock for a benchmark or profile when [search] lanes > 1), or -1: none. The local executor
+  // pins the run to the lane's CPUs and exports ARBOR_LANE and ARBOR_LANE_CPUS.
+  int lane = -1;
 };
 
 enum class ExitKind { kOk, kFailed, kSignaled, kTimedOut, kSpawnError, kBadOutput };
@@ -170,7 +174,9 @@ class Target {
   // of both arms, the final confirmation) happen between these two calls, with no other
   // command in between: an executor may hold one machine for all of them so that both arms are
   // measured on the same hardware. Every BeginMeasurement is followed by one EndMeasurement
-  // (also when a run fails or the campaign stops). The defaults do nothing.
+  // (also when a run fails or the campaign stops). The defaults do nothing. With [search]
+  // lanes > 1 several measurements are open at once, each on a thread of its own that makes
+  // all of its calls (docs/lanes.md#measurement-lanes): an executor keeps its state per thread.
   virtual void BeginMeasurement(NodeId /*node*/) {}
   virtual void EndMeasurement(NodeId /*node*/) {}
   // Whether a measurement (and a profile) needs the machine Arbor runs on to itself: true when

@@ -104,6 +104,12 @@ struct SearchSpec {
   // never, the budget is spent.
   int plateau_stop = 0;
   int parallel = 1;
+  // Measurement lanes (docs/lanes.md#measurement-lanes): up to `lanes` A/B measurements hold a
+  // lane at once, each pinned to its lane's CPUs on the local executor. 1: one at a time,
+  // unpinned, exactly as without lanes. lane_cpus[i]: lane i's CPU list ("0", "2-3"); empty:
+  // lane i is CPU i.
+  int lanes = 1;
+  std::vector<std::string> lane_cpus;
   double min_gain = 0.002;  // candidates whose expected gain g(a) is below this are not tried
   // false (ablations only): the incumbent is profiled once, at the baseline; keeps and plateaus
   // do not re-profile, so scoring keeps the baseline's bottlenecks and nothing is re-queued.

@@ -198,6 +198,9 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, SampleArm base_arm, S
 }
 
 Status Orchestrator::BenchInterleaved(Node* node) {
+  // What a measure lane measured of its first look, saved first as if measured now
+  // (measure_lane.cc): the loop below then finds it stored.
+  ARBOR_TRY(AdoptMeasureLane(node));
   Verdict v;
   ARBOR_TRY_ASSIGN(auto decided, MeasureUntilDecided(node, SampleArm::kBase, SampleArm::kCand,
                                                      RepetitionsFor(*node), false, &v));

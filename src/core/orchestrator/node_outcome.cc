@@ -19,6 +19,7 @@ Status Orchestrator::Evaluate(NodeId id) {
   while (node.step != Step::kDone) {
     if (stop_requested_.load()) return {};
     if (!in_flight_.empty()) ARBOR_TRY(RecordReady(id));
+    if (!batch_.empty()) ARBOR_TRY(TendMeasureLanes(id, node.step));  // measure_lane.cc
     switch (node.step) {
       case Step::kNone:
       case Step::kApply:

@@ -63,7 +63,7 @@ Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
     : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {
   if (ports_.target != nullptr) {
     // Builds and checks never share the machine with a measurement that needs it (lanes.h).
-    lane_target_ = std::make_unique<LaneTarget>(ports_.target);
+    lane_target_ = std::make_unique<LaneTarget>(ports_.target, spec.search.lanes);
     // Every run that names an executor's job is recorded on its node with the next Save.
     job_target_ = std::make_unique<JobRecordingTarget>(
         lane_target_.get(), [this](const RunContext& ctx, const StepResult& r) {
@@ -371,6 +371,7 @@ Status Orchestrator::Stop(CampaignState state, StopReason reason) {
   // left behind, are disposable now: every state worth keeping is a commit.
   ARBOR_TRY(ports_.workspace->ReleaseAll());
   cursor_.Reset();
+  lane_bases_.clear();  // measure lanes' base worktrees (measure_lane.cc), released too
   meta_.state = state;
   meta_.stop_reason = reason;
   Mutation m;

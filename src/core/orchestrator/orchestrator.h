@@ -256,6 +256,53 @@ class Orchestrator {
   void DiscardLane(NodeId id);                        // waits for its thread and drops what it did
   std::unique_ptr<LaneTarget> lane_target_;           // the lane lock, around the Target port
   std::map<NodeId, std::unique_ptr<LaneRun>> lanes_;  // after lane_target_: joined first
+  // Measure lanes (src/core/orchestrator/measure_lane.cc; search.lanes = N > 1): while this
+  // thread measures one node of a batch (lane 0), the first look of the A/B comparison of the
+  // batch's next nodes runs on lanes 1 .. N-1, on threads that only compute. A node's bench
+  // step saves its lane's samples first, as if measured then, when its base and build are still
+  // the ones measured; otherwise they are dropped, never recorded.
+  struct MeasureRun {  // one benchmark run, exactly as MeasureUntilDecided would make it
+    bool is_base = false;
+    int rep = 0;  // -1: the discarded warm-up
+    RunContext ctx;
+  };
+  struct MeasureLane {
+    int lane = 0;           // 1 .. N-1
+    std::string commit;     // the candidate's build that was measured
+    NodeId base = kNoNode;  // and what against
+    std::string base_commit;
+    int reps = 0;                  // pairs of the first look
+    std::vector<MeasureRun> runs;  // the warm-up, then the pairs, in order
+    std::atomic<bool> cancel{false};
+    // Set by the lane's thread before `done`.
+    std::vector<StepResult> steps;  // of the runs taken
+    std::vector<Sample> samples;
+    double cost_s = 0;
+    bool ok = false;         // every run succeeded
+    std::future<void> done;  // last: destroyed (joined) first
+  };
+  // Lane i's base worktree (Workspace key -i: never a node's) with the incumbent built in it.
+  struct LaneBase {
+    NodeId state = kNoNode;
+    std::string commit;
+    std::string worktree;
+    std::future<StepResult> build;
+    bool built = false;
+  };
+  // Before `evaluating`'s step `next`: drops lanes whose base moved; before its measurement,
+  // starts lanes for the batch's next nodes (after waiting for their builds and checks).
+  Status TendMeasureLanes(NodeId evaluating, Step next);
+  // Starts lanes for the nodes after `evaluating` whose build and check passed, on free lanes.
+  Status StartMeasureLanes(NodeId evaluating);
+  // Lane i's base worktree for the incumbent: prepared here, built on a thread of its own.
+  Status PrepareLaneBase(int lane);
+  // The first look the lane measured for `node`, saved as the bench step would have (or
+  // dropped); then lanes start for the nodes after it (src/core/orchestrator/measure_lane.cc).
+  Status AdoptMeasureLane(Node* node);
+  void DiscardMeasureLane(NodeId id);  // stops its thread at its next run, waits, drops it all
+  std::vector<NodeId> batch_;          // the batch being dispatched, in order
+  std::map<int, LaneBase> lane_bases_;
+  std::map<NodeId, std::unique_ptr<MeasureLane>> measure_lanes_;  // joined before lane_target_
   Status Stop(CampaignState state, StopReason reason);
 
   double CampaignTime();

@@ -83,6 +83,7 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
   n.agent = AgentNote{};
   n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
   DiscardLane(id);                         // a build of the old state
+  DiscardMeasureLane(id);                  // and its measurement
   ARBOR_TRY(ports_.workspace->Release(id));
   cursor_.Forget(id);
   return Save(
@@ -128,8 +129,15 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
     for (NodeId id : ids) ARBOR_TRY(Launch(id));
   }
   Status status;
+  // Measure lanes (measure_lane.cc): their base worktrees build beside the batch's builds.
+  if (ids.size() > 1 && spec_.search.lanes > 1 && critic_) {
+    batch_ = ids;
+    for (int lane = 1; lane < spec_.search.lanes && status.ok(); ++lane) {
+      status = PrepareLaneBase(lane);
+    }
+  }
   for (NodeId id : ids) {
-    if (stop_requested_.load()) break;
+    if (stop_requested_.load() || !status.ok()) break;
     const Node* n = tree_.Find(id);
     if (n->step == Step::kDone) continue;
     if (tree_.BaseOf(id) != tree_.Incumbent()) {
@@ -151,6 +159,11 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
     if (flight->result.valid()) AddUsage(flight->result.get().usage);
   }
   in_flight_.clear();
+  while (!measure_lanes_.empty()) DiscardMeasureLane(measure_lanes_.begin()->first);
+  for (auto& [lane, base] : lane_bases_) {
+    if (base.build.valid()) base.built = base.build.get().ok();
+  }
+  batch_.clear();
   while (!lanes_.empty()) DiscardLane(lanes_.begin()->first);
   return status;
 }
