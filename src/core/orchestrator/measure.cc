@@ -10,12 +10,20 @@
 #include "core/critic/plausibility.h"
 #include "core/critic/statistics.h"
 #include "core/orchestrator/orchestrator.h"
+#include "core/search/moves.h"
 #include "util/strings.h"
 
 namespace arbor {
 namespace {
 
 std::string Percent(double f) { return (f >= 0 ? "+" : "") + FormatDouble(f * 100, 3) + "%"; }
+
+// The action a node's gain is judged plausible as. A group's gain is its ideas' together:
+// bounded as a whole-program change (no action), not by its own candidate's targets (a stack of
+// sixteen small gains may well pass one idea's Amdahl bound).
+const ActionSpec* PlausibleAs(const Catalog& catalog, const Node& node) {
+  return IsGroup(node) ? nullptr : catalog.FindAction(node.action_id);
+}
 
 }  // namespace
 
@@ -278,8 +286,8 @@ Status Orchestrator::BenchInterleaved(Node* node) {
   events.push_back(MakeEvent(node->id, "measured", message));
   // A win beyond what could explain it is an anomaly: Confirm() re-runs the check and the
   // benchmark and keeps it only with evidence (core/critic/plausibility.h).
-  Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
-                                      spec_, v.speedup);
+  Plausibility p =
+      PlausibilityOfNode(*node, PlausibleAs(catalog_, *node), kb_entries_, spec_, v.speedup);
   if (p.anomaly) {
     AddFlag(node, "anomaly");
     events.push_back(MakeEvent(node->id, "anomaly",
@@ -343,8 +351,8 @@ Status Orchestrator::Confirm(Node* node) {
   if (anomaly) {
     const double first =
         ArmSpeedup(SamplesOfArm(all, "base"), SamplesOfArm(all, "cand"), spec_.metric.goal);
-    Plausibility p = PlausibilityOfNode(*node, catalog_.FindAction(node->action_id), kb_entries_,
-                                        spec_, v.speedup);
+    Plausibility p =
+        PlausibilityOfNode(*node, PlausibleAs(catalog_, *node), kb_entries_, spec_, v.speedup);
     AnomalyVerdict av = JudgeRerun(p, first, v.speedup, base, cand, spec_);
     Event e = MakeEvent(node->id, "anomaly", av.reason);
     if (!av.keep) {

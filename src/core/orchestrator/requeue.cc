@@ -55,6 +55,7 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
       if (std::optional<std::string> dropped = DroppedKey(*from)) {
         n.critic.flags.push_back(DropFlag(*dropped));
       }
+      if (IsGroup(*from)) n.critic.flags.push_back(std::string(kGroupFlag));  // a stack stays one
     }
     // A swap is its companion's kind of change: its crashes count against that category.
     if (q.move == Move::kDrop && q.with) {
@@ -104,7 +105,7 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
     // A kept pair: is each side needed? One may be a passenger of the other's gain. (Not a
     // kept swap: the drop of its change was measured, and lost, at the same incumbent.) The
     // same for each change of a kept branch.
-    if (CompanionKey(kept) && !DroppedKey(kept) && MoveOf(kept) != Move::kStack) {
+    if (CompanionKey(kept) && !DroppedKey(kept) && !IsGroup(kept)) {
       for (Requeue& q : Drops(tree_, catalog_, kept.id, kept.id)) moves.push_back(std::move(q));
     }
     if (tree_.IsBranch(kept)) {

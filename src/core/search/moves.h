@@ -256,9 +256,12 @@ inline constexpr std::string_view kProbeFlag = "probe";
 inline constexpr int kMaxStackRounds = 3;
 inline constexpr size_t kMaxStackSize = 16;
 std::vector<Requeue> Stacks(const Tree& tree, const Catalog& catalog, NodeId incumbent);
-// A node that applies a group of candidates (a fix search's group, a stack): its failure is no
-// evidence against any one of them, so it publishes no constraint and notes no check failure.
+// A node that applies a group of candidates (a fix search's group, a stack, or a re-measure of
+// one: flag kGroupFlag): its failure is no evidence against any one of them, so it publishes no
+// constraint and notes no check failure; a kept one queues no drops of its members; and it is
+// no try of its own candidate (a revisit of that idea alone may still come at its incumbent).
 bool IsGroup(const Node& node);
+inline constexpr std::string_view kGroupFlag = "group";
 
 // The other side of a pair node: its companion (flag "with:"), or, for a branch node whose
 // branch is one idea and itself (Tree::BranchPath), that idea's key. nullopt for any other

@@ -69,7 +69,11 @@ class Eligibility {
   Eligibility(const Tree& tree, const Catalog& catalog, NodeId at, std::set<std::string> applied,
               const std::string& without)
       : catalog_(catalog), applied_(std::move(applied)) {
-    for (NodeId child : tree.Children(at)) here_.insert(tree.Find(child)->CandidateKey());
+    // A group is no try of its own candidate: that idea alone may still be revisited here.
+    for (NodeId child : tree.Children(at)) {
+      const Node* x = tree.Find(child);
+      if (!IsGroup(*x)) here_.insert(x->CandidateKey());
+    }
     if (!without.empty()) {
       applied_.erase(without);
       applied_.erase(SplitCandidateKey(without).first);

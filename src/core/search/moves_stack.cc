@@ -12,7 +12,9 @@ namespace arbor {
 using moves_detail::Eligibility;
 using moves_detail::RevertedForNoGain;
 
-bool IsGroup(const Node& node) { return IsFixGroup(node) || MoveOf(node) == Move::kStack; }
+bool IsGroup(const Node& node) {
+  return IsFixGroup(node) || MoveOf(node) == Move::kStack || HasFlag(node, kGroupFlag);
+}
 
 namespace {
 
@@ -60,6 +62,8 @@ std::vector<Requeue> Stacks(const Tree& tree, const Catalog& catalog, NodeId inc
     const Node* x = tree.Find(child);
     if (MoveOf(*x) != Move::kStack) continue;
     if (x->outcome == Outcome::kPending || x->step != Step::kDone) return {};
+    // A lost run says nothing about the stack: it is offered again, and no round is spent.
+    if (x->critic.rca == RcaClass::kInfrastructure) continue;
     std::vector<std::string> keys = CompanionKeys(*x);
     keys.push_back(x->CandidateKey());
     measured.insert(std::set<std::string>(keys.begin(), keys.end()));

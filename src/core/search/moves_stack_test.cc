@@ -2,6 +2,7 @@
 // Orchestrator over fakes keeping gains that no single measurement could tell from nothing.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,20 +76,65 @@ TEST_F(StacksTest, AStackNotKeptIsFollowedByItsBetterHalfDownToTwo) {
   EXPECT_TRUE(Next().empty());  // half of three is one: not a stack
 }
 
-TEST_F(StacksTest, OneStackAtATimeAndAtMostThreeRoundsAtAnIncumbent) {
-  for (NodeId id = 2; id <= 7; ++id) Revert(id, actions_[id - 2].id, 0.001 * id);
-  Stack(8, {"f.f", "e.e", "d.d", "c.c", "b.b", "a.a"}, Outcome::kPending, RcaClass::kNone);
-  EXPECT_TRUE(Next().empty());  // the one waiting answers first
-  tree_.Upsert([&] {
-    Node n = *tree_.Find(8);
-    n.outcome = Outcome::kReverted;
+TEST(StacksRoundsTest, OneStackAtATimeAtMostThreeRoundsAndALostRunSpendsNone) {
+  // Twenty ideas that each measured a small gain: stacks of 16, 8 and 4, then none.
+  std::vector<ActionSpec> actions;
+  for (int i = 0; i < 20; ++i)
+    actions.push_back(Env("x.k" + std::to_string(i), "K" + std::to_string(i)));
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  for (int i = 0; i < 20; ++i) {
+    Node n = MakeNode(2 + i, 1, actions[i].id, "", Outcome::kReverted, 2 + i);
+    n.critic.rca = RcaClass::kNoGain;
+    n.gain = 0.001 * (i + 1);
+    tree.Upsert(n);
+  }
+  NodeId next = 30;
+  auto offer = [&](Outcome outcome, RcaClass rca) -> size_t {
+    std::vector<Requeue> q = Stacks(tree, catalog, kRootId);
+    if (q.empty()) return 0;
+    EXPECT_EQ(q.size(), 1u);
+    Node n = MakeNode(next, 1, tree.Find(q[0].from)->action_id, "", outcome, next);
+    n.critic.rca = rca;
+    n.critic.flags.push_back(MoveFlag(Move::kStack));
+    n.critic.flags.push_back(CompanionFlag(*q[0].with));
+    for (const std::string& b : q[0].bundle) n.critic.flags.push_back(CompanionFlag(b));
+    if (outcome == Outcome::kPending) n.step = Step::kApply;
+    tree.Upsert(n);
+    ++next;
+    return 2 + q[0].bundle.size();
+  };
+  EXPECT_EQ(offer(Outcome::kPending, RcaClass::kNone), 16u);
+  EXPECT_EQ(offer(Outcome::kReverted, RcaClass::kNoGain), 0u);  // the one waiting answers first
+  tree.Upsert([&] {
+    Node n = *tree.Find(30);
+    n.outcome = Outcome::kCrashed;
     n.step = Step::kDone;
-    n.critic.rca = RcaClass::kAccuracy;
+    n.critic.rca = RcaClass::kInfrastructure;  // a lost run: neither a round nor a size
     return n;
   }());
-  Stack(9, {"f.f", "e.e", "d.d"}, Outcome::kReverted, RcaClass::kNoGain);
-  Stack(10, {"f.f", "e.e"}, Outcome::kReverted, RcaClass::kNoGain);
-  EXPECT_TRUE(Next().empty());
+  EXPECT_EQ(offer(Outcome::kReverted, RcaClass::kNoGain), 16u);
+  EXPECT_EQ(offer(Outcome::kReverted, RcaClass::kAccuracy), 8u);
+  EXPECT_EQ(offer(Outcome::kReverted, RcaClass::kNoGain), 4u);
+  EXPECT_EQ(offer(Outcome::kReverted, RcaClass::kNoGain), 0u);  // three rounds at this incumbent
+}
+
+TEST_F(StacksTest, AStacksOwnIdeaIsStillRevisitedAloneAtItsIncumbent) {
+  // a and b reverted under the baseline, c kept; a stack of the two at c, not kept: a stack is
+  // no try of its own candidate, so b (its head) is revisited alone at c like a.
+  Revert(2, "a.a", 0.01);
+  Revert(3, "b.b", 0.02);
+  tree_.Upsert(MakeNode(4, 1, "c.c", "", Outcome::kKept, 4));
+  Node stack = MakeNode(5, 4, "b.b", "", Outcome::kReverted, 5);
+  stack.critic.rca = RcaClass::kNoGain;
+  stack.critic.flags = {MoveFlag(Move::kStack), CompanionFlag("a.a")};
+  tree_.Upsert(stack);
+  std::set<std::string> revisited;
+  for (const Requeue& q : Revisit(tree_, catalog_, 4, /*back_off=*/false)) {
+    revisited.insert(RetriedKey(tree_, q));
+  }
+  EXPECT_EQ(revisited, (std::set<std::string>{"a.a", "b.b"}));
 }
 
 TEST_F(StacksTest, NoStackOfAppliedOrConflictingIdeasNorOfOneIdea) {
@@ -123,6 +169,11 @@ TEST(StackNodeTest, AStackIsAGroupAndAFixSearchGroupIsToo) {
   Node pair = stack;
   pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("b.b")};
   EXPECT_FALSE(IsGroup(pair));
+  // A re-measure of a stack stays one (requeue.cc carries the flag): it queues no drops of its
+  // ideas when kept and publishes no constraint against its own when it fails.
+  Node again = stack;
+  again.critic.flags = {MoveFlag(Move::kRemeasure), CompanionFlag("b.b"), std::string(kGroupFlag)};
+  EXPECT_TRUE(IsGroup(again));
 }
 
 // Four ideas each 2% faster, under a min_effect of 5%: no single one can be kept; stacked they
@@ -152,8 +203,16 @@ TEST_P(StackLoopTest, SmallGainsTooSmallToKeepAloneAreKeptTogether) {
   EXPECT_EQ(MoveOf(*best), Move::kStack) << best->CandidateKey();
   EXPECT_EQ(best->overlay, (EnvOverlay{{"A", "1"}, {"B", "1"}, {"C", "1"}, {"D", "1"}}));
   EXPECT_EQ(CompanionKeys(*best).size(), 3u);
-  // A stack publishes no constraint against its own candidate.
-  EXPECT_TRUE(best->critic.constraints.empty());
+  // A kept stack queues no drops of its ideas (as a kept pair does of its sides): what comes
+  // next under it is not a drop.
+  const Node* after = nullptr;
+  for (const auto& [id, n] : rig.store.nodes) {
+    if (n.parent == best->id && IsEvaluated(n) && (after == nullptr || n.seq < after->seq)) {
+      after = &n;
+    }
+  }
+  ASSERT_NE(after, nullptr);
+  EXPECT_NE(MoveOf(*after), Move::kDrop) << after->critic.opened;
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallel, StackLoopTest, ::testing::Values(1, 2));
