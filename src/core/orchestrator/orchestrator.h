@@ -31,6 +31,7 @@
 #include "core/model/ports.h"
 #include "core/orchestrator/job_log.h"
 #include "core/orchestrator/lanes.h"
+#include "core/orchestrator/measure_lane.h"
 #include "core/orchestrator/worktree_cursor.h"
 #include "core/search/candidates.h"
 #include "core/search/category_stats.h"
@@ -261,34 +262,6 @@ class Orchestrator {
   // batch's next nodes runs on lanes 1 .. N-1, on threads that only compute. A node's bench
   // step saves its lane's samples first, as if measured then, when its base and build are still
   // the ones measured; otherwise they are dropped, never recorded.
-  struct MeasureRun {  // one benchmark run, exactly as MeasureUntilDecided would make it
-    bool is_base = false;
-    int rep = 0;  // -1: the discarded warm-up
-    RunContext ctx;
-  };
-  struct MeasureLane {
-    int lane = 0;           // 1 .. N-1
-    std::string commit;     // the candidate's build that was measured
-    NodeId base = kNoNode;  // and what against
-    std::string base_commit;
-    int reps = 0;                  // pairs of the first look
-    std::vector<MeasureRun> runs;  // the warm-up, then the pairs, in order
-    std::atomic<bool> cancel{false};
-    // Set by the lane's thread before `done`.
-    std::vector<StepResult> steps;  // of the runs taken
-    std::vector<Sample> samples;
-    double cost_s = 0;
-    bool ok = false;         // every run succeeded
-    std::future<void> done;  // last: destroyed (joined) first
-  };
-  // Lane i's base worktree (Workspace key -i: never a node's) with the incumbent built in it.
-  struct LaneBase {
-    NodeId state = kNoNode;
-    std::string commit;
-    std::string worktree;
-    std::future<StepResult> build;
-    bool built = false;
-  };
   // Before `evaluating`'s step `next`: drops lanes whose base moved; before its measurement,
   // starts lanes for the batch's next nodes (after waiting for their builds and checks).
   Status TendMeasureLanes(NodeId evaluating, Step next);
