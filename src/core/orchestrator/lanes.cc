@@ -104,30 +104,26 @@ void LaneTarget::ReleaseAll() {
   changed_.notify_all();
 }
 
-StepResult LaneTarget::Build(const RunContext& ctx) {
-  if (!MustLock()) return inner_->Build(ctx);
+template <typename Run>
+auto LaneTarget::Shared(Run run) {
+  if (!MustLock()) return run();
   if (lanes_ > 1) {
-    if (HeldLane() >= 0) return inner_->Build(ctx);
+    if (HeldLane() >= 0) return run();
     AcquireShared();
-    StepResult r = inner_->Build(ctx);
+    auto r = run();
     ReleaseShared();
     return r;
   }
   std::shared_lock<std::shared_mutex> lock(lane_);
-  return inner_->Build(ctx);
+  return run();
+}
+
+StepResult LaneTarget::Build(const RunContext& ctx) {
+  return Shared([&] { return inner_->Build(ctx); });
 }
 
 Measurement LaneTarget::Check(const RunContext& ctx) {
-  if (!MustLock()) return inner_->Check(ctx);
-  if (lanes_ > 1) {
-    if (HeldLane() >= 0) return inner_->Check(ctx);
-    AcquireShared();
-    Measurement m = inner_->Check(ctx);
-    ReleaseShared();
-    return m;
-  }
-  std::shared_lock<std::shared_mutex> lock(lane_);
-  return inner_->Check(ctx);
+  return Shared([&] { return inner_->Check(ctx); });
 }
 
 Measurement LaneTarget::Bench(const RunContext& ctx) {

@@ -60,6 +60,10 @@ class LaneTarget : public Target {
   // A measurement lane for this thread (nested: counted): `want`, or the lowest free one (-1).
   void AcquireLane(int want = -1);
   void ReleaseLane();
+  // A build or check: `run` holding the lock shared (the one-lane lock, or AcquireShared), or
+  // as is when it need not lock or the calling thread holds a lane.
+  template <typename Run>
+  auto Shared(Run run);
   void AcquireShared();  // a build or check: waits for no measurement or profile
   void ReleaseShared();
   void AcquireAll();  // a profile: waits for nothing else running

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/latch_testing.h"
 #include "core/testing/scripted_specialist_testing.h"
 
 namespace arbor {
@@ -26,30 +27,8 @@ using testing::FakeTarget;
 using toy::AgentRig;
 using toy::EnvAction;
 
-constexpr std::chrono::seconds kBound{20};
-
-// The first `count` arrivals wait until all of them arrived (at most kBound).
-class Latch {
- public:
-  explicit Latch(int count) : count_(count) {}
-  void Arrive() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (arrived_++ >= count_) return;
-    cv_.notify_all();
-    if (!cv_.wait_for(lock, kBound, [&] { return arrived_ >= count_; })) timed_out_ = true;
-  }
-  bool met() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return arrived_ >= count_ && !timed_out_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_;
-  int arrived_ = 0;
-  bool timed_out_ = false;
-};
+using latch_testing::kBound;
+using latch_testing::Latch;
 
 ActionSpec AgentAction(const std::string& id, double speedup) {
   ActionSpec a = EnvAction(id, "X_" + id, {"compute"}, speedup);

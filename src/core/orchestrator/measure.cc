@@ -175,9 +175,8 @@ Result<bool> Orchestrator::MeasureUntilDecided(Node* node, SampleArm base_arm, S
     while (static_cast<int>(std::min(base.size(), cand.size())) < target ||
            base.size() != cand.size()) {
       if (stop_requested_.load()) return false;
-      // A B, then B A: alternating the order cancels a linear drift within each pair.
       int i = static_cast<int>(std::min(base.size(), cand.size()));
-      bool base_first = i % 2 == 0;
+      const bool base_first = BaseRunsFirst(i);
       for (bool is_base : {base_first, !base_first}) {
         auto& arm = is_base ? base : cand;
         if (static_cast<int>(arm.size()) > i) continue;

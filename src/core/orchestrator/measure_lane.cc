@@ -117,8 +117,8 @@ Status Orchestrator::StartMeasureLanes(NodeId evaluating) {
     add(true, -1);
     add(false, -1);
     for (int i = 0; i < lane->reps; ++i) {
-      add(i % 2 == 0, i);  // A B, then B A, as MeasureUntilDecided alternates
-      add(i % 2 != 0, i);
+      add(BaseRunsFirst(i), i);
+      add(!BaseRunsFirst(i), i);
     }
     MeasureLane* m = lane.get();
     LaneTarget* target = lane_target_.get();

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/testing/latch_testing.h"
 #include "core/testing/toy_rig_testing.h"
 
 namespace arbor {
@@ -22,30 +23,8 @@ namespace {
 
 using toy::Rig;
 
-constexpr std::chrono::seconds kBound{20};
-
-// The first `count` arrivals wait until all of them arrived (at most kBound).
-class Latch {
- public:
-  explicit Latch(int count) : count_(count) {}
-  void Arrive() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (arrived_++ >= count_) return;
-    cv_.notify_all();
-    if (!cv_.wait_for(lock, kBound, [&] { return arrived_ >= count_; })) timed_out_ = true;
-  }
-  bool met() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return arrived_ >= count_ && !timed_out_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_;
-  int arrived_ = 0;
-  bool timed_out_ = false;
-};
+using latch_testing::kBound;
+using latch_testing::Latch;
 
 // The toy landscape (toy_rig_testing.h), safe to call from several threads, recording every
 // benchmark run. With a latch, the first run of each node in `gated` waits there.

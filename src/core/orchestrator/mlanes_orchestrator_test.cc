@@ -17,34 +17,13 @@
 #include <vector>
 
 #include "core/orchestrator/lanes.h"
+#include "core/testing/latch_testing.h"
 
 namespace arbor {
 namespace {
 
-constexpr std::chrono::seconds kBound{20};
-
-// The first `count` arrivals wait until all of them arrived (at most kBound).
-class Latch {
- public:
-  explicit Latch(int count) : count_(count) {}
-  void Arrive() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (arrived_++ >= count_) return;
-    cv_.notify_all();
-    if (!cv_.wait_for(lock, kBound, [&] { return arrived_ >= count_; })) timed_out_ = true;
-  }
-  bool met() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return arrived_ >= count_ && !timed_out_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_;
-  int arrived_ = 0;
-  bool timed_out_ = false;
-};
+using latch_testing::kBound;
+using latch_testing::Latch;
 
 // Counts what runs at once and records each benchmark run's (node, lane).
 class CountingTarget : public Target {

@@ -122,6 +122,20 @@ class Eligibility {
   std::set<std::string> here_;
 };
 
+// Whether `a` declares a conflict with the action `b`.
+inline bool Conflict(const ActionSpec& a, const std::string& b) {
+  return std::find(a.conflicts.begin(), a.conflicts.end(), b) != a.conflicts.end();
+}
+// Whether `action` and any of `ids` declare a conflict (either side): a group of candidates
+// applied together (a fix search's, a stack) holds no two alternatives.
+inline bool ConflictsWithAny(const Catalog& catalog, const ActionSpec& action,
+                             const std::set<std::string>& ids) {
+  return std::any_of(ids.begin(), ids.end(), [&](const std::string& other) {
+    const ActionSpec* o = catalog.FindAction(other);
+    return Conflict(action, other) || (o != nullptr && Conflict(*o, action.id));
+  });
+}
+
 // The latest finished node of each single candidate (not a pair, drop or swap) tried from a
 // state on the path of `incumbent`.
 std::map<std::string, const Node*> LatestSingleTries(const Tree& tree, NodeId incumbent);

@@ -10,6 +10,7 @@
 
 namespace arbor {
 
+using moves_detail::Conflict;
 using moves_detail::Eligibility;
 using moves_detail::RevertedForNoGain;
 
@@ -47,10 +48,6 @@ std::map<std::string, SingleRecord> SingleRecords(const Tree& tree,
     }
   }
   return out;
-}
-
-bool Conflict(const ActionSpec& a, const std::string& b) {
-  return std::find(a.conflicts.begin(), a.conflicts.end(), b) != a.conflicts.end();
 }
 
 // Where the bisection for one change stands, read from the groups already measured with it.
@@ -146,12 +143,7 @@ std::vector<Requeue> FixSearch(const Tree& tree, const Catalog& catalog, NodeId 
         continue;
       }
       const ActionSpec* a = catalog.FindAction(id);
-      if (a == nullptr || std::any_of(ids.begin(), ids.end(), [&](const std::string& other) {
-            const ActionSpec* o = catalog.FindAction(other);
-            return Conflict(*a, other) || (o != nullptr && Conflict(*o, id));
-          })) {
-        continue;
-      }
+      if (a == nullptr || moves_detail::ConflictsWithAny(catalog, *a, ids)) continue;
       ids.insert(id);
       pool.push_back(key);
     }

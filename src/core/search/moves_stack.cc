@@ -18,10 +18,6 @@ bool IsGroup(const Node& node) {
 
 namespace {
 
-bool Conflict(const ActionSpec& a, const std::string& b) {
-  return std::find(a.conflicts.begin(), a.conflicts.end(), b) != a.conflicts.end();
-}
-
 // The ideas a stack may hold at `incumbent`, the best measured first.
 std::vector<const Node*> Pool(const Tree& tree, const Catalog& catalog, NodeId incumbent) {
   const Eligibility eligible(tree, catalog, incumbent);
@@ -38,12 +34,8 @@ std::vector<const Node*> Pool(const Tree& tree, const Catalog& catalog, NodeId i
   for (const Node* x : small) {
     const ActionSpec* a = catalog.FindAction(x->action_id);
     if (a == nullptr || ids.count(x->action_id)) continue;  // one value of each action
-    const bool conflicts = std::any_of(ids.begin(), ids.end(), [&](const std::string& other) {
-      const ActionSpec* o = catalog.FindAction(other);
-      return Conflict(*a, other) || (o != nullptr && Conflict(*o, x->action_id));
-    });
     // A requires another idea of the stack would meet is not met on the path: Fits said no.
-    if (conflicts) continue;
+    if (moves_detail::ConflictsWithAny(catalog, *a, ids)) continue;
     ids.insert(x->action_id);
     pool.push_back(x);
   }
