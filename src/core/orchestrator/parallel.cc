@@ -75,6 +75,19 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
     if (with) AddFlag(&n, CompanionFlag(*with));
   }
   n.parent = tree_.Incumbent();
+  DiscardLane(id);         // a build of the old state
+  DiscardMeasureLane(id);  // and its measurement
+  // The keep that came first may be a declared alternative of it: then it never runs there
+  // (the swap of step 3 measures it in the kept change's place, docs/search.md).
+  if (const std::string conflict = ConflictOnPath(tree_, catalog_, n, n.parent);
+      !conflict.empty()) {
+    n.outcome = Outcome::kPruned;
+    n.step = Step::kDone;
+    n.diagnosis = "superseded: " + why + ", and on its path " + conflict + " (declared)";
+    ARBOR_TRY(ports_.workspace->Release(id));
+    cursor_.Forget(id);
+    return Save(n, {MakeEvent(id, "vetoed", n.CandidateKey() + ": " + n.diagnosis)});
+  }
   n.step = Step::kApply;
   n.commit.clear();
   n.overlay = tree_.Find(n.parent)->overlay;
@@ -82,8 +95,6 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
   std::vector<std::string> proposed = std::move(n.agent.proposed);
   n.agent = AgentNote{};
   n.agent.proposed = std::move(proposed);  // its follow-ups stay its own
-  DiscardLane(id);                         // a build of the old state
-  DiscardMeasureLane(id);                  // and its measurement
   ARBOR_TRY(ports_.workspace->Release(id));
   cursor_.Forget(id);
   return Save(
@@ -144,6 +155,7 @@ Status Orchestrator::DispatchBatch(const std::vector<const ScoredCandidate*>& ba
       status = Redispatch(id, "the best state moved (node " + std::to_string(tree_.Incumbent()) +
                                   " kept) before its turn");
       if (!status.ok()) break;
+      if (tree_.Find(id)->step == Step::kDone) continue;  // ruled out there
       if (ids.size() > 1) {
         status = Launch(id);
         if (!status.ok()) break;

@@ -168,6 +168,21 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
   return out;
 }
 
+std::string ConflictOnPath(const Tree& tree, const Catalog& catalog, const Node& node, NodeId at) {
+  const std::optional<std::string> dropped = DroppedKey(node);
+  std::set<std::string> applied = tree.AppliedActions(at);
+  if (dropped) applied.erase(SplitCandidateKey(*dropped).first);
+  for (const std::string& key : AppliedKeys(node)) {
+    const ActionSpec* action = catalog.FindAction(SplitCandidateKey(key).first);
+    if (action == nullptr) continue;
+    for (const std::string& other : applied) {
+      if (moves_detail::ConflictsWithAny(catalog, *action, {other}))
+        return action->id + " conflicts with " + other;
+    }
+  }
+  return "";
+}
+
 std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept) {
   const Node* k = tree.Find(kept);
   if (k == nullptr) return {};

@@ -98,6 +98,12 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
 // they are the kept candidate itself or the new path rules them out.
 std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept);
 
+// The declared conflict that rules `node` out on the path of `at`, "" when none does: its own
+// candidate or a companion conflicts (either side) with a change applied there and not taken
+// out by the node. A node of a parallel batch whose incumbent moved before its turn (a keep
+// that came first) is re-dispatched on the new one only when this is "" (parallel.cc).
+std::string ConflictOnPath(const Tree& tree, const Catalog& catalog, const Node& node, NodeId at);
+
 // At a keep of `kept`: candidates that crashed for a missing prerequisite (rca "prerequisite":
 // SIGILL, an unsupported option) before this keep are retried on top of it: after the first
 // crash at the next keep, after n crashes once 2^(n-1) keeps followed the last.

@@ -462,6 +462,62 @@ TEST_P(SwapLoopTest, ACandidateThatCrashesWithAKeptChangeIsSwappedInForIt) {
 INSTANTIATE_TEST_SUITE_P(Sequential, SwapLoopTest, ::testing::Values(1));
 INSTANTIATE_TEST_SUITE_P(Parallel, SwapLoopTest, ::testing::Values(2));
 
+// Two declared alternatives: a.a wins ×1.5 alone, b.b ×1.3, and c.c, which requires b.b, makes
+// b.b worth ×2.08 (alone, c.c costs 3%). a.a is kept first; b.b swapped in for it loses (×0.87),
+// and c.c never fits the main line. With branches the swap's state unlocks c.c as its follow-up,
+// which beats a.a, and the main line moves to b.b's subtree; without (arbor-hillclimb) the
+// campaign hands over a.a.
+class RivalLoopTest : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(RivalLoopTest, TheWeakerAlternativeWithWhatItUnlocksReplacesTheStronger) {
+  Rig rig;
+  rig.spec.search.max_nodes = 12;
+  rig.spec.search.parallel = std::get<0>(GetParam());
+  const bool branches = std::get<1>(GetParam());
+  rig.spec.search.branches = branches;
+  ActionSpec b = Env("b.b", "B", "1", {}, 1.3);
+  b.conflicts = {"a.a"};
+  ActionSpec c = Env("c.c", "C", "1", {}, 1.6);
+  c.requires_ = {"b.b"};
+  rig.spec.actions = {Env("a.a", "A", "1", {}, 1.5), b, c};
+  rig.target.metric = [](const EnvOverlay& env) {
+    const bool a = env.count("A"), b = env.count("B"), c = env.count("C");
+    return 100.0 * (a ? 1.5 : 1.0) * (b ? 1.3 : 1.0) * (c ? (b ? 1.6 : 0.97) : 1.0);
+  };
+  auto r = rig.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(rig.store.nodes.count(r->best));
+  const Node& best = rig.store.nodes.at(r->best);
+  const Tree tree = rig.StoredTree();
+  // Never both alternatives: in a parallel batch b.b is dispatched beside a.a, and once a.a is
+  // kept first, b.b is superseded there (its declared conflict), not run on top of it.
+  for (const auto& [id, n] : rig.store.nodes) {
+    EXPECT_FALSE(n.overlay.count("A") && n.overlay.count("B")) << "#" << id << " " << n.diagnosis;
+  }
+  if (!branches) {
+    EXPECT_EQ(best.overlay.count("A"), 1u);
+    EXPECT_EQ(best.overlay.count("C"), 0u) << "c.c never fits a hill climb's path";
+    return;
+  }
+  EXPECT_EQ(best.overlay.count("A"), 0u);
+  EXPECT_EQ(best.overlay.count("B"), 1u);
+  EXPECT_EQ(best.overlay.count("C"), 1u);
+  EXPECT_EQ(best.CandidateKey(), "c.c");
+  EXPECT_EQ(MoveOf(best), Move::kFollowUp);
+  EXPECT_TRUE(tree.IsBranch(best));
+  const Node& swap = *tree.Find(best.parent);
+  EXPECT_EQ(DroppedKey(swap), "a.a");
+  EXPECT_EQ(CompanionKey(swap), "b.b");
+  EXPECT_EQ(swap.outcome, Outcome::kKept) << "carried onto the main line with its follow-up";
+  EXPECT_NE(best.critic.opened.find("requires what its state applies"), std::string::npos)
+      << best.critic.opened;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sequential, RivalLoopTest,
+                         ::testing::Combine(::testing::Values(1), ::testing::Bool()));
+INSTANTIATE_TEST_SUITE_P(Parallel, RivalLoopTest,
+                         ::testing::Combine(::testing::Values(2), ::testing::Bool()));
+
 // Over the real Orchestrator and fakes: cheap.flag pays ×1.2 alone but costs once big.win is
 // on (an antagonistic pair the profile cannot show); with the budget left, the drop takes it
 // back out, and the campaign hands over big.win alone.

@@ -206,6 +206,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       const Node* with;
       double speedup;
       const Node* state = nullptr;
+      const Candidate* unlocked = nullptr;  // a follow-up never tried: `own` is null
     };
     std::vector<Two> twos;
     for (size_t i = 0; i < no_gain.size(); ++i) {
@@ -218,23 +219,45 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         twos.push_back(b_delivers > a_delivers ? Two{b, a, b_delivers} : Two{a, b, a_delivers});
       }
     }
+    // The candidates whose declared requires the path does not meet (never tried on it): a
+    // state that applies what they require (a swap that put an alternative in place of a kept
+    // change) unlocks them, and they are its follow-ups too. The subtree of an alternative holds
+    // what only pays with it; without them it is judged by the alternative alone.
+    std::vector<const Candidate*> locked;
+    if (branches) {
+      for (const Candidate& c : catalog.All()) {
+        if (c.action->requires_.empty() || tried_here.count(c.key) ||
+            eligible.Applied(c.action->id) || eligible.Fits(c.action->id)) {
+          continue;
+        }
+        locked.push_back(&c);
+      }
+    }
     for (const OpenState& s : branches ? Frontier(tree, incumbent) : std::vector<OpenState>{}) {
       const Node* e = s.node;
       const bool single = !CompanionKey(*e) && !DroppedKey(*e) && !tree.IsBranch(*e);
       if (single || e->critic.rca == RcaClass::kAccuracy)
         continue;  // a single idea is paired above
+      // What the state measured, times what the idea promises; each change the hypothesis
+      // holds beyond a pair halves the hope (an interaction of three is a rarer thing than one
+      // of two), and so does each follow-up under the state that measured no gain (its subtree
+      // was explored). Hopeful ones only, but at the very last (kFollowUps): the hypotheses of
+      // three changes are many, and one no promise supports is worth an evaluation only when
+      // nothing else is.
+      const int halvings = std::min(s.changes - 1 + s.lost, 30);
+      auto hope_of = [&](double promise) {
+        return 1 + (promise * measured(e) - 1) / (1 << halvings);
+      };
       for (const Node* f : no_gain) {
-        // What the state measured, times what the idea promises; each change the hypothesis
-        // holds beyond a pair halves the hope (an interaction of three is a rarer thing than
-        // one of two), and so does each follow-up under the state that measured no gain (its
-        // subtree was explored).
-        const double delivers = promised(f) * measured(e);
-        const int halvings = std::min(s.changes - 1 + s.lost, 30);
-        const double hope = 1 + (delivers - 1) / (1 << halvings);
-        // Hopeful ones only, but at the very last (kFollowUps): the hypotheses of three changes
-        // are many, and one no promise supports is worth an evaluation only when nothing else is.
+        const double hope = hope_of(promised(f));
         if (hope <= 1 && kinds != PairKinds::kFollowUps) continue;
         twos.push_back(Two{f, nullptr, hope, e});
+      }
+      for (const Candidate* c : locked) {
+        const double hope =
+            hope_of(std::max(0.0, promise ? promise(*c->action) : c->action->speedup));
+        if (hope <= 1 && kinds != PairKinds::kFollowUps) continue;
+        twos.push_back(Two{nullptr, nullptr, hope, e, c});
       }
     }
     // Eligibility at each followed-up state (its own children, applied changes, conflicts), and
@@ -269,10 +292,35 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
                  ") on top";
       out.push_back(std::move(q));
     };
+    auto follow_up_unlocked = [&](const Candidate& c, const Node* e) {
+      auto it = at_state.find(e->id);
+      if (it == at_state.end()) {
+        it = at_state.emplace(e->id, Eligibility::OfState(tree, catalog, e->id)).first;
+      }
+      std::set<std::string> changes = ChangeSet(tree, *e);
+      changes.insert(c.key);
+      if (static_cast<int>(out.size()) >= limit || hypotheses.count(changes) ||
+          !it->second.Take(c.action->id, c.key)) {
+        return;
+      }
+      hypotheses.insert(std::move(changes));
+      Requeue q;
+      q.key = c.key;
+      q.under = e->id;
+      q.move = Move::kFollowUp;
+      q.reason = "a follow-up of #" + std::to_string(e->id) + " (" + e->CandidateKey() + ", " +
+                 Percent(gain_of(e)) + "): " + c.key + " requires what its state applies (" +
+                 Join(c.action->requires_, ", ") + "), never tried on the path";
+      out.push_back(std::move(q));
+    };
     std::stable_sort(twos.begin(), twos.end(),
                      [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
     for (const Two& t : twos) {
       if (static_cast<int>(out.size()) >= limit) break;
+      if (t.unlocked != nullptr) {
+        follow_up_unlocked(*t.unlocked, t.state);
+        continue;
+      }
       if (t.state != nullptr) {
         follow_up(t.own, t.state);
         continue;
