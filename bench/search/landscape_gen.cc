@@ -43,6 +43,8 @@ class Gen {
  public:
   Gen(uint64_t seed, const GenOptions& o) : rng_(seed ^ 0x6c616e6473636170ULL), o_(o) {
     l_.name = "gen-" + std::to_string(seed);
+    if (o.rivals > 0) l_.name += "-rivals" + std::to_string(o.rivals);  // another landscape
+    seed_ = seed;
   }
 
   Landscape Run() {
@@ -50,11 +52,13 @@ class Gen {
     l_.actions.reserve(o_.max_actions + 8);  // a trap's fix may come on top
     const int n = I(o_.min_actions, o_.max_actions);
     Troubles(n);
+    for (int k = 0; k < o_.rivals; ++k) Make("rivals");
+    if (o_.rivals > 0) story_ += "rivals ×" + std::to_string(o_.rivals) + ", ";
     Fill(n);
     Priors();
     Shuffle();
     Noise();
-    l_.description = "generated from seed " + l_.name.substr(4) +
+    l_.description = "generated from seed " + std::to_string(seed_) +
                      " (bench/search/landscape_gen.h): " + std::to_string(l_.actions.size()) +
                      " actions over " + std::to_string(l_.components.size()) + " components; " +
                      story_;
@@ -209,6 +213,24 @@ class Gen {
       k.inflation = Round(U(1.2, 3.0), 0.01);
       if (P(0.5)) k.effects[c.name] = Round(U(0.85, 0.99), 0.001);
       k.prior.speedup = Round(U(1.2, 2.0), 0.01);  // the author believed the readings
+    } else if (kind == "rivals") {
+      // Two alternatives (two kernels, two layouts), mutually exclusive and declared so: A wins
+      // more alone, B less; a complement of B costs a little alone (or with A) and makes B beat A
+      // by far. Whoever keeps A first and compares B with it alone never sees B's subtree; half
+      // declare that the complement requires B.
+      const double fa = U(1.3, 2.2), fb = fa * U(0.7, 0.9);
+      LandscapeAction& a = New(c);
+      a.effects[c.name] = Round(fa, 0.001);
+      const std::string first = a.id;
+      LandscapeAction& b = New(c);
+      b.effects[c.name] = Round(fb, 0.001);
+      b.crash_with = {first};
+      b.prior.conflicts = {first};
+      const std::string second = b.id;
+      LandscapeAction& x = New(c);
+      x.effects[c.name] = Round(U(0.93, 0.99), 0.001);
+      x.when.push_back({{second}, {}, {{c.name, Round(fa / fb * U(1.3, 2.0), 0.001)}}});
+      if (P(0.5)) x.prior.requires_ = {second};
     } else if (kind == "flaky-crash") {
       LandscapeAction& a = New(c);
       a.effects[c.name] = Win();
@@ -321,6 +343,7 @@ class Gen {
   }
 
   Rng rng_;
+  uint64_t seed_;
   GenOptions o_;
   Landscape l_;
   std::string story_;
@@ -333,8 +356,8 @@ Landscape Generate(uint64_t seed, const GenOptions& options) { return Gen(seed, 
 const std::vector<std::string>& FeatureNames() {
   static const std::vector<std::string> kNames = {
       "inflation",     "gated",       "crash-pair",   "crash-region", "flaky-crash",
-      "accuracy-trap", "hidden-pair", "antagonistic", "drift",        "outliers",
-      "noisy",         "small",       "large"};
+      "accuracy-trap", "hidden-pair", "antagonistic", "rivals",       "drift",
+      "outliers",      "noisy",       "small",        "large"};
   return kNames;
 }
 
@@ -358,6 +381,11 @@ std::vector<std::string> Features(const Landscape& l) {
       const bool up = std::all_of(w.effects.begin(), w.effects.end(),
                                   [](const auto& e) { return e.second > 1; });
       has[up ? "hidden-pair" : "antagonistic"] = true;
+      // Rivals: what pays only with an action that has a mutually exclusive partner.
+      for (const LandscapeAction& b : l.actions) {
+        if (up && w.with.size() == 1 && b.id == w.with[0] && !b.crash_with.empty())
+          has["rivals"] = true;
+      }
     }
   }
   has["drift"] = l.noise.drift > 0;

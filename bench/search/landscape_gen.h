@@ -36,6 +36,11 @@ struct GenOptions {
   double min_cv = 0.01;  // per-run noise, drawn uniformly in [min_cv, max_cv]
   double max_cv = 0.08;
   int repetitions = 5;
+  // "rivals" troubles added to every landscape on top of the drawn ones (0: none, and the
+  // landscape of a seed is the same as before the option existed): two declared alternatives,
+  // the stronger alone winning more, the weaker one beating it with a complement of its own
+  // (arbor_search_bench --gen-rivals; docs/search-bench.md).
+  int rivals = 0;
 };
 
 // The landscape of `seed`, named "gen-<seed>".
@@ -44,7 +49,7 @@ Landscape Generate(uint64_t seed, const GenOptions& options = {});
 // The troubles a landscape has, read from its structure (not from how it was made), so the
 // benchmark can show each ablation where its mechanism matters: "inflation", "gated",
 // "crash-pair", "crash-region", "flaky-crash", "accuracy-trap", "hidden-pair", "antagonistic",
-// "drift", "outliers", "noisy" (cv ≥ 4%), "small" (≤ 20 actions), "large" (≥ 40 actions).
+// "rivals", "drift", "outliers", "noisy" (cv ≥ 4%), "small" (≤ 20 actions), "large" (≥ 40 actions).
 std::vector<std::string> Features(const Landscape& l);
 // Every name Features may return, in a fixed order (the table's columns).
 const std::vector<std::string>& FeatureNames();

@@ -70,6 +70,10 @@ TEST(LandscapeGenTest, EveryFeatureAppearsAcrossSeedsAndNoneEverywhere) {
   }
   for (const std::string& f : FeatureNames()) {
     SCOPED_TRACE(f);
+    if (f == "rivals") {  // only in its own family (GenOptions::rivals)
+      EXPECT_EQ(count[f], 0);
+      continue;
+    }
     // Present often enough to be judged on, absent often enough to compare against.
     EXPECT_GE(count[f], kSeeds / 10);
     EXPECT_LT(count[f], kSeeds);
@@ -132,6 +136,52 @@ TEST(LandscapeGenTest, GatedActionsDieOfSigillAndKnobsInflate) {
   }
   EXPECT_GT(gated, 0);
   EXPECT_GT(knobs, 0);
+}
+
+}  // namespace
+}  // namespace arbor::search
+
+namespace arbor::search {
+namespace {
+
+// The rivals family (GenOptions::rivals): another landscape under another name, the trouble in
+// each, and on the enumerable ones the optimum takes the weaker alternative with its
+// complement, never the stronger one: what a search that locks in the first winner misses.
+TEST(LandscapeGenTest, RivalsAreAFamilyWhoseOptimumTakesTheWeakerAlternative) {
+  GenOptions o;
+  o.rivals = 1;
+  o.min_actions = o.max_actions = 12;
+  o.min_components = o.max_components = 3;
+  int enumerated = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(seed);
+    const Landscape l = Generate(seed, o);
+    EXPECT_EQ(l.name, "gen-" + std::to_string(seed) + "-rivals1");
+    EXPECT_NE(l.ToJson(), Generate(seed).ToJson());
+    const std::vector<std::string> f = Features(l);
+    EXPECT_NE(std::find(f.begin(), f.end(), "rivals"), f.end());
+    // The trio: x pays only with b, b and a exclude each other and say so.
+    const LandscapeAction *a = nullptr, *b = nullptr, *x = nullptr;
+    for (const LandscapeAction& act : l.actions) {
+      for (const ConditionalEffects& w : act.when) {
+        const LandscapeAction* with = w.with.size() == 1 ? l.Find(w.with[0]) : nullptr;
+        if (with != nullptr && !with->crash_with.empty() && with->prior.conflicts.size() == 1) {
+          x = &act, b = with, a = l.Find(with->crash_with[0]);
+        }
+      }
+    }
+    ASSERT_NE(x, nullptr);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(b->prior.conflicts[0], a->id);
+    const Optimum best = FindOptimum(l, 2'000'000, 20);
+    if (!best.exact) continue;
+    ++enumerated;
+    EXPECT_TRUE(best.config.contains(b->id));
+    EXPECT_TRUE(best.config.contains(x->id));
+    EXPECT_FALSE(best.config.contains(a->id));
+    EXPECT_TRUE(AllowedByPriors(l, best.config));
+  }
+  EXPECT_GE(enumerated, 6);
 }
 
 }  // namespace

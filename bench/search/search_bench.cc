@@ -48,6 +48,7 @@ struct Options {
   int generate = 0;  // generated landscapes (seeds gen_seed, gen_seed + 1, ...)
   uint64_t gen_seed = 1;
   std::string gen_out;  // write them here as JSON files
+  GenOptions gen;       // --gen-rivals
 };
 
 // FindOptimum of every landscape, on `jobs` threads (a large landscape's hill climbs take a
@@ -233,6 +234,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, 100000));
   app.add_option("--gen-seed", o.gen_seed, "the first generated landscape's seed");
   app.add_option("--gen-out", o.gen_out, "write the generated landscapes to this folder");
+  app.add_option("--gen-rivals", o.gen.rivals,
+                 "add N 'rivals' troubles to every generated landscape (another family of "
+                 "landscapes: two declared alternatives, the weaker with a complement)")
+      ->check(CLI::Range(0, 8));
   CLI11_PARSE(app, argc, argv);
   // Generated landscapes vary the problem; one seed each is the default there.
   if (o.generate > 0 && app.count("--seeds") == 0) o.seeds = 1;
@@ -259,7 +264,7 @@ int Main(int argc, char** argv) {
   std::map<std::string, std::vector<std::string>> features;  // feature → generated landscapes
   if (!o.gen_out.empty()) fs::create_directories(o.gen_out);
   for (int i = 0; i < o.generate; ++i) {
-    Landscape l = Generate(o.gen_seed + i);
+    Landscape l = Generate(o.gen_seed + i, o.gen);
     for (const std::string& f : Features(l)) features[f].push_back(l.name);
     if (!o.gen_out.empty() && !(std::ofstream(o.gen_out + "/" + l.name + ".json") << l.ToJson())) {
       std::fprintf(stderr, "arbor_search_bench: cannot write %s\n", o.gen_out.c_str());
