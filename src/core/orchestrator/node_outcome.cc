@@ -88,7 +88,14 @@ Status Orchestrator::Finish(Node* node, Outcome outcome, const std::string& diag
   if (outcome == Outcome::kReverted && spec_.search.revisit) {
     tree_.Upsert(*node);  // the rule sees it reverted
     const NodeId inc = tree_.Incumbent();
-    for (Node& q : RequeueUnder(*tree_.Find(inc), LineStep(tree_, catalog_, inc, *node))) {
+    std::vector<Requeue> moves = LineStep(tree_, catalog_, inc, *node);
+    // A swap's state unlocks what only runs with the alternative it put in: its follow-ups
+    // are queued with its revert (moves.h UnlockedFollowUps).
+    if (spec_.search.branches && spec_.search.pairs) {
+      for (Requeue& q : UnlockedFollowUps(tree_, catalog_, inc, *node, PromiseAt(inc)))
+        moves.push_back(std::move(q));
+    }
+    for (Node& q : RequeueUnder(*tree_.Find(inc), moves)) {
       events.push_back(MakeEvent(q.id, "requeued", q.diagnosis));
       pending_nodes_.push_back(std::move(q));
     }

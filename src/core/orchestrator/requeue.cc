@@ -114,6 +114,12 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
         for (Requeue& q : Drops(tree_, catalog_, kept.id, b->id)) moves.push_back(std::move(q));
       }
     }
+    // The kept change's declared alternatives whose subtree is hopeful, swapped in now: the
+    // first winner of two is not the better one for that reason (moves.h SubtreeSwaps).
+    if (spec_.search.branches && spec_.search.pairs) {
+      for (Requeue& q : SubtreeSwaps(tree_, catalog_, kept.id, PromiseAt(kept.id)))
+        moves.push_back(std::move(q));
+    }
   }
   return RequeueUnder(kept, moves);
 }
@@ -138,7 +144,8 @@ Result<bool> Orchestrator::RevisitWhenExhausted() {
   // First, an alternative a kept change locked out (a declared conflict) that was never
   // measured: no evidence at all stands against it, while every move below re-tries an idea
   // that was measured (docs/search.md, step 3).
-  std::vector<Requeue> moves = Swaps(tree_, catalog_, inc->id, /*unmeasured_only=*/true);
+  std::vector<Requeue> moves = Swaps(tree_, catalog_, inc->id, /*unmeasured_only=*/true,
+                                     /*subtrees=*/spec_.search.branches && spec_.search.pairs);
   const bool unmeasured = !moves.empty();
   // Then a change that failed its check with a group of candidates: one may be its fix (a
   // bisection: a few nodes per change, each of which may keep it).

@@ -296,8 +296,30 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
 // re-tune), and the candidate must fit the path without the change. With `unmeasured_only`,
 // only the alternatives of rule 1 never measured in the campaign (no evaluated node applied
 // them): a choice nobody compared, which comes before the moves on ideas already measured.
+// With `subtrees` too (branches on), an alternative whose subtree nobody explored counts as
+// unmeasured while fewer than kMaxSubtreeSwaps swaps measured it: a candidate declares that it
+// requires the alternative and no evaluated node applied that candidate. A swap measured under
+// an earlier incumbent is no state a follow-up builds on (it lacks the keeps since); measured
+// again at the incumbent, it is, and what only runs with it is its follow-up (Pairs).
+inline constexpr int kMaxSubtreeSwaps = 2;
 std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
-                           bool unmeasured_only = false);
+                           bool unmeasured_only = false, bool subtrees = false);
+// The candidates that declare they require `action_id` and that no evaluated node applied
+// (alone, as a side or a follow-up): an alternative's unexplored subtree.
+std::vector<const Candidate*> UnmeasuredDependents(const Tree& tree, const Catalog& catalog,
+                                                   const std::string& action_id);
+
+// Alternatives as subtrees, early (docs/search.md, "Branches"): at the keep of `kept`, the swaps
+// of a declared alternative of it whose subtree is hopeful — the alternative's promise times the
+// best promise among its unmeasured dependents beats what the kept change measured — so that the
+// alternative is judged with what only runs with it before the first winner is built on for the
+// rest of the campaign. At most kMaxSubtreeSwaps per alternative (Swaps' `subtrees`).
+std::vector<Requeue> SubtreeSwaps(const Tree& tree, const Catalog& catalog, NodeId kept,
+                                  const Promise& promise);
+// At the revert of a swap measured at the incumbent: the follow-ups its state unlocks (Pairs'
+// unlocked follow-ups of that state), the hopeful ones, queued with the revert.
+std::vector<Requeue> UnlockedFollowUps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                                       const Node& swap, const Promise& promise);
 
 // The overlay of `at` with the variables the change `key` sets back at their values before it
 // was kept (unset when they had none): what a drop node runs with. Requires `key` applied on

@@ -116,18 +116,26 @@ std::vector<Requeue> Drops(const Tree& tree, const Catalog& catalog, NodeId incu
 }
 
 std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
-                           bool unmeasured_only) {
+                           bool unmeasured_only, bool subtrees) {
   const std::vector<Droppable> droppable = DroppableChanges(tree, catalog, incumbent, kNoNode);
   if (droppable.empty()) return {};
   // The candidates some evaluated node applied (alone, as a side of a pair or a swap).
   std::set<std::string> measured;
+  std::map<std::string, int> swaps_of;  // evaluated swaps that put each candidate in
   if (unmeasured_only) {
     for (const Node* n : tree.All()) {
       if (!IsEvaluated(*n)) continue;
       measured.insert(n->CandidateKey());
-      if (std::optional<std::string> with = CompanionKey(*n)) measured.insert(*with);
+      std::optional<std::string> with = CompanionKey(*n);
+      if (with) measured.insert(*with);
+      if (with && DroppedKey(*n)) ++swaps_of[*with];
     }
   }
+  // With `subtrees`: an alternative measured, but not what only runs with it.
+  auto subtree_unexplored = [&](const Candidate& alternative) {
+    return subtrees && swaps_of[alternative.key] < kMaxSubtreeSwaps &&
+           !UnmeasuredDependents(tree, catalog, alternative.action->id).empty();
+  };
   std::set<std::pair<std::string, std::string>> tried;  // {taken out, put in} at the incumbent
   for (NodeId child : tree.Children(incumbent)) {
     const Node* c = tree.Find(child);
@@ -168,7 +176,7 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
   };
   // 1. Declared alternatives: a candidate that conflicts with a change kept on the path.
   for (const Candidate& c : catalog.All()) {
-    if (unmeasured_only && measured.count(c.key)) continue;
+    if (unmeasured_only && measured.count(c.key) && !subtree_unexplored(c)) continue;
     for (const Droppable& d : droppable) {
       const ActionSpec* kept = catalog.FindAction(SplitCandidateKey(d.key).first);
       if (kept == nullptr) continue;
@@ -191,6 +199,50 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
       take(key, d, x->id,
            "#" + std::to_string(x->id) + " crashed with it on the path; without it, it may not");
     }
+  }
+  return out;
+}
+
+std::vector<const Candidate*> UnmeasuredDependents(const Tree& tree, const Catalog& catalog,
+                                                   const std::string& action_id) {
+  std::vector<const Candidate*> dependents;
+  for (const Candidate& d : catalog.All()) {
+    const auto& r = d.action->requires_;
+    if (std::find(r.begin(), r.end(), action_id) != r.end()) dependents.push_back(&d);
+  }
+  if (dependents.empty()) return {};
+  std::set<std::string> measured;
+  for (const Node* n : tree.All()) {
+    if (!IsEvaluated(*n)) continue;
+    measured.insert(n->CandidateKey());
+    for (const std::string& with : CompanionKeys(*n)) measured.insert(with);
+  }
+  std::erase_if(dependents, [&](const Candidate* d) { return measured.count(d->key) > 0; });
+  return dependents;
+}
+
+std::vector<Requeue> SubtreeSwaps(const Tree& tree, const Catalog& catalog, NodeId kept,
+                                  const Promise& promise) {
+  const Node* k = tree.Find(kept);
+  if (k == nullptr) return {};
+  auto promised = [&](const ActionSpec& a) { return promise ? promise(a) : a.speedup; };
+  const double kept_measured = 1 + std::max(0.0, k->gain.value_or(0.0));
+  std::vector<Requeue> out;
+  for (Requeue& q : Swaps(tree, catalog, kept, /*unmeasured_only=*/true, /*subtrees=*/true)) {
+    // Only the alternatives of the change just kept, and only with a hopeful subtree.
+    if (SplitCandidateKey(q.key).first != k->action_id || !q.with) continue;
+    const ActionSpec* alternative = catalog.FindAction(SplitCandidateKey(*q.with).first);
+    if (alternative == nullptr) continue;
+    double best = 0;
+    for (const Candidate* d : UnmeasuredDependents(tree, catalog, alternative->id)) {
+      best = std::max(best, promised(*d->action));
+    }
+    const double hope = promised(*alternative) * best / kept_measured;
+    if (hope <= 1) continue;
+    q.reason = "a swap (" + *q.with + " in place of " + q.key + ", kept at #" +
+               std::to_string(kept) + "): the alternative's subtree (what requires it, never " +
+               "measured) promises " + moves_detail::Percent(hope - 1) + " over it";
+    out.push_back(std::move(q));
   }
   return out;
 }

@@ -15,6 +15,30 @@ using moves_detail::Eligibility;
 using moves_detail::LatestSingleTries;
 using moves_detail::Percent;
 
+namespace {
+
+// A candidate whose declared requires the path does not meet, never tried on it: a state that
+// applies what it requires unlocks it (a follow-up of that state).
+bool LockedOnPath(const Candidate& c, const std::set<std::string>& tried_here,
+                  const Eligibility& on_path) {
+  return !c.action->requires_.empty() && !tried_here.count(c.key) &&
+         !on_path.Applied(c.action->id) && !on_path.Fits(c.action->id);
+}
+
+Requeue UnlockedFollowUp(const Candidate& c, const Node& state) {
+  Requeue q;
+  q.key = c.key;
+  q.under = state.id;
+  q.move = Move::kFollowUp;
+  q.reason = "a follow-up of #" + std::to_string(state.id) + " (" + state.CandidateKey() + ", " +
+             Percent(state.gain.value_or(-1.0)) + "): " + c.key +
+             " requires what its state applies (" + Join(c.action->requires_, ", ") +
+             "), never tried on the path";
+  return q;
+}
+
+}  // namespace
+
 std::optional<std::string> PairedWith(const Tree& tree, const Node& node) {
   const std::vector<std::string> companions = CompanionKeys(node);
   if (companions.size() > 1) return std::nullopt;  // a bundle (Move::kFix) is no pair
@@ -226,11 +250,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     std::vector<const Candidate*> locked;
     if (branches) {
       for (const Candidate& c : catalog.All()) {
-        if (c.action->requires_.empty() || tried_here.count(c.key) ||
-            eligible.Applied(c.action->id) || eligible.Fits(c.action->id)) {
-          continue;
-        }
-        locked.push_back(&c);
+        if (LockedOnPath(c, tried_here, eligible)) locked.push_back(&c);
       }
     }
     for (const OpenState& s : branches ? Frontier(tree, incumbent) : std::vector<OpenState>{}) {
@@ -304,14 +324,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         return;
       }
       hypotheses.insert(std::move(changes));
-      Requeue q;
-      q.key = c.key;
-      q.under = e->id;
-      q.move = Move::kFollowUp;
-      q.reason = "a follow-up of #" + std::to_string(e->id) + " (" + e->CandidateKey() + ", " +
-                 Percent(gain_of(e)) + "): " + c.key + " requires what its state applies (" +
-                 Join(c.action->requires_, ", ") + "), never tried on the path";
-      out.push_back(std::move(q));
+      out.push_back(UnlockedFollowUp(c, *e));
     };
     std::stable_sort(twos.begin(), twos.end(),
                      [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
@@ -380,4 +393,25 @@ std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<
   }
   return out;
 }
+std::vector<Requeue> UnlockedFollowUps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
+                                       const Node& swap, const Promise& promise) {
+  if (swap.parent != incumbent || !DroppedKey(swap) || !CompanionKey(swap) ||
+      !MayBranchFrom(swap) || swap.critic.rca == RcaClass::kAccuracy) {
+    return {};
+  }
+  const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
+  const Eligibility on_path(tree, catalog, incumbent);
+  Eligibility at_state = Eligibility::OfState(tree, catalog, swap.id);
+  // The same hope as Pairs gives a follow-up of a state of two changes: half the hope above 1.
+  const double measured = std::max(0.0, 1 + swap.gain.value_or(-1.0));
+  std::vector<Requeue> out;
+  for (const Candidate& c : catalog.All()) {
+    if (!LockedOnPath(c, tried_here, on_path)) continue;
+    const double promised = std::max(0.0, promise ? promise(*c.action) : c.action->speedup);
+    if (1 + (promised * measured - 1) / 2 <= 1 || !at_state.Take(c.action->id, c.key)) continue;
+    out.push_back(UnlockedFollowUp(c, swap));
+  }
+  return out;
+}
+
 }  // namespace arbor

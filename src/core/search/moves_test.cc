@@ -733,5 +733,98 @@ TEST(MovesTest, AnAlternativeNeverMeasuredIsSwappedInBeforeTheOthers) {
   EXPECT_EQ(with(Swaps(tree, catalog, 3)), std::vector<std::string>{"alt.b for alloc.a"});
 }
 
+// With subtrees (branches): alt.b was swapped in under an earlier incumbent (#3, before keep.k),
+// and lost alone; dep.d requires it and was never measured. At today's incumbent #6 its subtree
+// is unexplored, so its swap comes first again (once per incumbent, kMaxSubtreeSwaps in all);
+// without subtrees, or once dep.d was measured, it does not.
+TEST(MovesTest, AnAlternativeWhoseSubtreeNobodyExploredIsSwappedInAgain) {
+  ActionSpec alt_b = Env("alt.b", "B");
+  alt_b.conflicts = {"alloc.a"};
+  ActionSpec dep_d = Env("dep.d", "D");
+  dep_d.requires_ = {"alt.b"};
+  std::vector<ActionSpec> actions = {Env("alloc.a", "A"), alt_b, dep_d, Env("keep.k", "K")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  Node kept = MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 1);
+  kept.overlay = {{"A", "1"}};
+  tree.Upsert(kept);
+  Node swap = Reverted(4, "alloc.a", RcaClass::kNoGain, -0.05);
+  swap.parent = 3;
+  swap.critic.flags = {MoveFlag(Move::kDrop), DropFlag("alloc.a"), CompanionFlag("alt.b")};
+  tree.Upsert(swap);
+  Node later = MakeNode(6, 3, "keep.k", "", Outcome::kKept, 3);
+  later.overlay = {{"A", "1"}, {"K", "1"}};
+  tree.Upsert(later);
+  auto with = [](const std::vector<Requeue>& qs) {
+    std::vector<std::string> out;
+    for (const Requeue& q : qs) out.push_back(q.with.value_or("?") + " for " + q.key);
+    return out;
+  };
+  EXPECT_TRUE(Swaps(tree, catalog, 6, /*unmeasured_only=*/true).empty());
+  EXPECT_EQ(with(Swaps(tree, catalog, 6, true, /*subtrees=*/true)),
+            std::vector<std::string>{"alt.b for alloc.a"});
+  // dep.d measured (a follow-up of the swap): the subtree was explored.
+  Tree explored = tree;
+  Node follow = Reverted(8, "dep.d", RcaClass::kNoGain, -0.02);
+  follow.parent = 4;
+  explored.Upsert(follow);
+  EXPECT_TRUE(Swaps(explored, catalog, 6, true, true).empty());
+  // A second swap measured (under another keep, #9): kMaxSubtreeSwaps reached.
+  Node other = MakeNode(9, 3, "x.x", "", Outcome::kReverted, 4);
+  tree.Upsert(other);
+  Node again = swap;
+  again.id = 10;
+  again.parent = 9;
+  again.seq = 5;
+  tree.Upsert(again);
+  EXPECT_TRUE(Swaps(tree, catalog, 6, true, true).empty());
+}
+
+// At the keep of alloc.a (+50%): alt.b (a declared alternative, ×1.3) with dep.d, which
+// requires it (×2), promises 1.3 × 2 / 1.5 > 1: its swap is queued at once; with a dependent
+// that promises ×1.1 it does not (1.43 / 1.5). The swap reverted at the incumbent (−13%)
+// unlocks dep.d: its follow-up goes under the swap's node, a branch.
+TEST(MovesTest, AHopefulAlternativeSubtreeIsSwappedInAtTheKeepAndItsStateUnlocksItsDependent) {
+  for (double dep_speedup : {2.0, 1.1}) {
+    SCOPED_TRACE(dep_speedup);
+    ActionSpec alt_b = Env("alt.b", "B", "1", {}, 1.3);
+    alt_b.conflicts = {"alloc.a"};
+    ActionSpec dep_d = Env("dep.d", "D", "1", {}, dep_speedup);
+    dep_d.requires_ = {"alt.b"};
+    std::vector<ActionSpec> actions = {Env("alloc.a", "A", "1", {}, 1.5), alt_b, dep_d};
+    Catalog catalog(actions);
+    Tree tree;
+    tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+    Node kept = MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 1);
+    kept.overlay = {{"A", "1"}};
+    kept.gain = 0.5;
+    tree.Upsert(kept);
+    const std::vector<Requeue> swaps = SubtreeSwaps(tree, catalog, 3, nullptr);
+    if (dep_speedup < 1.5) {
+      EXPECT_TRUE(swaps.empty());
+      continue;
+    }
+    ASSERT_EQ(swaps.size(), 1u);
+    EXPECT_EQ(swaps[0].key, "alloc.a");
+    EXPECT_EQ(swaps[0].with, "alt.b");
+    EXPECT_EQ(swaps[0].move, Move::kDrop);
+    Node swap = Reverted(4, "alloc.a", RcaClass::kNoGain, -0.13);
+    swap.parent = 3;
+    swap.commit = "c4";
+    swap.overlay = {{"B", "1"}};
+    swap.critic.flags = {MoveFlag(Move::kDrop), DropFlag("alloc.a"), CompanionFlag("alt.b")};
+    tree.Upsert(swap);
+    const std::vector<Requeue> follow = UnlockedFollowUps(tree, catalog, 3, swap, nullptr);
+    ASSERT_EQ(follow.size(), 1u);
+    EXPECT_EQ(follow[0].key, "dep.d");
+    EXPECT_EQ(follow[0].under, 4);
+    EXPECT_EQ(follow[0].move, Move::kFollowUp);
+    // Not at another incumbent, and not of a node that is no swap.
+    EXPECT_TRUE(UnlockedFollowUps(tree, catalog, kRootId, swap, nullptr).empty());
+    EXPECT_TRUE(UnlockedFollowUps(tree, catalog, 3, kept, nullptr).empty());
+  }
+}
+
 }  // namespace
 }  // namespace arbor
