@@ -697,6 +697,13 @@ TEST(MovesTest, SwapsPutInWhatAKeptChangeLockedOutOrCrashedWith) {
   EXPECT_TRUE(Swaps(tree, catalog, 6).empty());
 }
 
+// Swaps as "<put in> for <taken out>".
+std::vector<std::string> SwapsAsText(const std::vector<Requeue>& qs) {
+  std::vector<std::string> out;
+  for (const Requeue& q : qs) out.push_back(q.with.value_or("?") + " for " + q.key);
+  return out;
+}
+
 // An alternative a kept change locked out that nobody measured comes first (unmeasured_only):
 // alt.b was never applied by any evaluated node, alt.c was measured alone at the baseline
 // before alloc.a won, and x.x crashed with alloc.a on the path (rule 2, not an alternative).
@@ -716,12 +723,7 @@ TEST(MovesTest, AnAlternativeNeverMeasuredIsSwappedInBeforeTheOthers) {
   Node crash = MakeNode(4, 3, "x.x", "", Outcome::kCrashed, 3);
   crash.critic.rca = RcaClass::kRuntimeCrash;
   tree.Upsert(crash);
-  auto with = [](const std::vector<Requeue>& qs) {
-    std::vector<std::string> out;
-    for (const Requeue& q : qs) out.push_back(q.with.value_or("?") + " for " + q.key);
-    return out;
-  };
-  EXPECT_EQ(with(Swaps(tree, catalog, 3, /*unmeasured_only=*/true)),
+  EXPECT_EQ(SwapsAsText(Swaps(tree, catalog, 3, /*unmeasured_only=*/true)),
             std::vector<std::string>{"alt.b for alloc.a"});
   // Measured as a side of a pair counts too: then nothing is unmeasured, and the full rule
   // offers the measured alternative (one swap per change at a time).
@@ -730,7 +732,7 @@ TEST(MovesTest, AnAlternativeNeverMeasuredIsSwappedInBeforeTheOthers) {
   pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("alt.b")};
   tree.Upsert(pair);
   EXPECT_TRUE(Swaps(tree, catalog, 3, /*unmeasured_only=*/true).empty());
-  EXPECT_EQ(with(Swaps(tree, catalog, 3)), std::vector<std::string>{"alt.b for alloc.a"});
+  EXPECT_EQ(SwapsAsText(Swaps(tree, catalog, 3)), std::vector<std::string>{"alt.b for alloc.a"});
 }
 
 // With subtrees (branches): alt.b was swapped in under an earlier incumbent (#3, before keep.k),
@@ -756,13 +758,8 @@ TEST(MovesTest, AnAlternativeWhoseSubtreeNobodyExploredIsSwappedInAgain) {
   Node later = MakeNode(6, 3, "keep.k", "", Outcome::kKept, 3);
   later.overlay = {{"A", "1"}, {"K", "1"}};
   tree.Upsert(later);
-  auto with = [](const std::vector<Requeue>& qs) {
-    std::vector<std::string> out;
-    for (const Requeue& q : qs) out.push_back(q.with.value_or("?") + " for " + q.key);
-    return out;
-  };
   EXPECT_TRUE(Swaps(tree, catalog, 6, /*unmeasured_only=*/true).empty());
-  EXPECT_EQ(with(Swaps(tree, catalog, 6, true, /*subtrees=*/true)),
+  EXPECT_EQ(SwapsAsText(Swaps(tree, catalog, 6, true, /*subtrees=*/true)),
             std::vector<std::string>{"alt.b for alloc.a"});
   // dep.d measured (a follow-up of the swap): the subtree was explored.
   Tree explored = tree;
