@@ -77,13 +77,14 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
   n.parent = tree_.Incumbent();
   DiscardLane(id);         // a build of the old state
   DiscardMeasureLane(id);  // and its measurement
-  // The keep that came first may be a declared alternative of it: then it never runs there
-  // (the swap of step 3 measures it in the kept change's place, docs/search.md).
+  // The keep that came first may be a declared alternative of it, or its branch held what it
+  // requires: then it never runs there (the swap of step 3 measures an alternative in the kept
+  // change's place, docs/search.md).
   if (const std::string conflict = ConflictOnPath(tree_, catalog_, n, n.parent);
       !conflict.empty()) {
     n.outcome = Outcome::kPruned;
     n.step = Step::kDone;
-    n.diagnosis = "superseded: " + why + ", and on its path " + conflict + " (declared)";
+    n.diagnosis = "superseded: " + why + ", and there " + conflict + " (declared)";
     ARBOR_TRY(ports_.workspace->Release(id));
     cursor_.Forget(id);
     return Save(n, {MakeEvent(id, "vetoed", n.CandidateKey() + ": " + n.diagnosis)});

@@ -172,12 +172,18 @@ std::string ConflictOnPath(const Tree& tree, const Catalog& catalog, const Node&
   const std::optional<std::string> dropped = DroppedKey(node);
   std::set<std::string> applied = tree.AppliedActions(at);
   if (dropped) applied.erase(SplitCandidateKey(*dropped).first);
-  for (const std::string& key : AppliedKeys(node)) {
+  const std::vector<std::string> own = AppliedKeys(node);
+  for (const std::string& key : own) {
     const ActionSpec* action = catalog.FindAction(SplitCandidateKey(key).first);
     if (action == nullptr) continue;
     for (const std::string& other : applied) {
       if (moves_detail::ConflictsWithAny(catalog, *action, {other}))
         return action->id + " conflicts with " + other;
+    }
+    // What it requires: on the path or applied by the node itself (a pair's other side).
+    for (const std::string& r : action->requires_) {
+      if (!applied.count(r) && std::find(own.begin(), own.end(), r) == own.end())
+        return action->id + " requires " + r + ", which is not on it";
     }
   }
   return "";

@@ -98,10 +98,12 @@ std::vector<Requeue> Introspect(const Tree& tree, const Catalog& catalog, NodeId
 // they are the kept candidate itself or the new path rules them out.
 std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId kept);
 
-// The declared conflict that rules `node` out on the path of `at`, "" when none does: its own
-// candidate or a companion conflicts (either side) with a change applied there and not taken
-// out by the node. A node of a parallel batch whose incumbent moved before its turn (a keep
-// that came first) is re-dispatched on the new one only when this is "" (parallel.cc).
+// What rules `node` out on the path of `at`, "" when nothing does: its own candidate or a
+// companion conflicts (declared, either side) with a change applied there and not taken out by
+// the node, or declares that it requires a change neither the path nor the node applies. A node
+// of a parallel batch whose incumbent moved before its turn (a keep that came first) is
+// re-dispatched on the new one only when this is "" (parallel.cc): a follow-up of a swap, say,
+// needs the alternative the swap put in.
 std::string ConflictOnPath(const Tree& tree, const Catalog& catalog, const Node& node, NodeId at);
 
 // At a keep of `kept`: candidates that crashed for a missing prerequisite (rca "prerequisite":

@@ -128,7 +128,7 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
       measured.insert(n->CandidateKey());
       std::optional<std::string> with = CompanionKey(*n);
       if (with) measured.insert(*with);
-      if (with && DroppedKey(*n)) ++swaps_of[*with];
+      if (with && DroppedKey(*n) && MoveOf(*n) == Move::kDrop) ++swaps_of[*with];  // no re-measure
     }
   }
   // With `subtrees`: an alternative measured, but not what only runs with it.

@@ -21,8 +21,10 @@ namespace {
 // applies what it requires unlocks it (a follow-up of that state).
 bool LockedOnPath(const Candidate& c, const std::set<std::string>& tried_here,
                   const Eligibility& on_path) {
-  return !c.action->requires_.empty() && !tried_here.count(c.key) &&
-         !on_path.Applied(c.action->id) && !on_path.Fits(c.action->id);
+  const auto& r = c.action->requires_;
+  return !tried_here.count(c.key) && !on_path.Applied(c.action->id) &&
+         std::any_of(r.begin(), r.end(),
+                     [&](const std::string& id) { return !on_path.Applied(id); });
 }
 
 Requeue UnlockedFollowUp(const Candidate& c, const Node& state) {
@@ -192,10 +194,32 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
     std::vector<Suspect> suspects;
     for (const Node* x : accuracy) suspects.push_back({x, false, {}});
     for (const Node* x : lacking) suspects.push_back({x, true, {}});
+    // The candidates already applied with a change whose check still failed the same way (a
+    // fix search's group, or a pair) on the path: none of them is its fix (the fix search's
+    // premise, one fix and not two together), so no pair with it is tried again. (A demo
+    // campaign spent 6 of 56 evaluations pairing two traps with partners their failed groups
+    // had held.)
+    std::map<std::string, std::set<std::string>> no_fix;
+    for (const Node* p : tree.Path(incumbent)) {
+      for (const Node* x : tree.Below(p->id)) {
+        if (x->outcome != Outcome::kReverted || x->critic.rca != RcaClass::kAccuracy ||
+            DroppedKey(*x)) {
+          continue;
+        }
+        std::vector<std::string> with = CompanionKeys(*x);
+        if (with.empty()) {
+          if (std::optional<std::string> other = PairedWith(tree, *x)) with.push_back(*other);
+        }
+        no_fix[x->CandidateKey()].insert(with.begin(), with.end());
+      }
+    }
     for (Suspect& s : suspects) {
+      const auto ruled_out = no_fix.find(s.x->CandidateKey());
       for (const Node* f : no_gain) {
         // The partner costs more than x promises.
         if (hopeful_only && promised(s.x) * measured(f) <= 1) continue;
+        if (!s.lacking && ruled_out != no_fix.end() && ruled_out->second.count(f->CandidateKey()))
+          continue;
         s.partners.push_back(f);
       }
     }
@@ -395,10 +419,17 @@ std::vector<Requeue> PairsOrTheirSidesAlone(const Tree& tree, const std::vector<
 }
 std::vector<Requeue> UnlockedFollowUps(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                                        const Node& swap, const Promise& promise) {
-  if (swap.parent != incumbent || !DroppedKey(swap) || !CompanionKey(swap) ||
-      !MayBranchFrom(swap) || swap.critic.rca == RcaClass::kAccuracy) {
+  // A swap's first look only: its re-measures are the same state, whose follow-ups were queued.
+  if (swap.parent != incumbent || MoveOf(swap) != Move::kDrop || !DroppedKey(swap) ||
+      !CompanionKey(swap) || !MayBranchFrom(swap) || swap.critic.rca == RcaClass::kAccuracy) {
     return {};
   }
+  // The hypotheses run or waiting at the incumbent, whichever branch holds them (as Pairs).
+  std::set<std::set<std::string>> hypotheses;
+  for (const Node* x : tree.Below(incumbent)) {
+    if (x->outcome != Outcome::kPruned) hypotheses.insert(ChangeSet(tree, *x));
+  }
+  const std::set<std::string> state = ChangeSet(tree, swap);
   const std::set<std::string> tried_here = tree.TriedAlongPath(incumbent);
   const Eligibility on_path(tree, catalog, incumbent);
   Eligibility at_state = Eligibility::OfState(tree, catalog, swap.id);
@@ -408,8 +439,15 @@ std::vector<Requeue> UnlockedFollowUps(const Tree& tree, const Catalog& catalog,
   for (const Candidate& c : catalog.All()) {
     if (!LockedOnPath(c, tried_here, on_path)) continue;
     const double promised = std::max(0.0, promise ? promise(*c.action) : c.action->speedup);
-    if (1 + (promised * measured - 1) / 2 <= 1 || !at_state.Take(c.action->id, c.key)) continue;
+    std::set<std::string> changes = state;
+    changes.insert(c.key);
+    if (1 + (promised * measured - 1) / 2 <= 1 || hypotheses.count(changes) ||
+        !at_state.Take(c.action->id, c.key)) {
+      continue;
+    }
+    hypotheses.insert(std::move(changes));
     out.push_back(UnlockedFollowUp(c, swap));
+    if (static_cast<int>(out.size()) >= kPairBatch) break;
   }
   return out;
 }

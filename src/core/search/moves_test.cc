@@ -483,6 +483,63 @@ TEST(MovesTest, APromiseThatPairsDidNotDeliverFades) {
   EXPECT_TRUE(has(pairs(), "p.p+x.x"));
 }
 
+// x.x broke accuracy alone and with the fix search's group {p.p, q.q} (the same failure): no
+// pair puts it with p.p or q.q again, r.r is still its partner. A group that passed its check
+// (a probe) rules nobody out.
+TEST(MovesTest, NoPairRepeatsWhatAFailedFixGroupHeld) {
+  std::vector<ActionSpec> actions = {Env("p.p", "P"), Env("q.q", "Q"), Env("r.r", "R"),
+                                     Env("x.x", "X", "1", {}, 1.5)};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(Reverted(2, "p.p", RcaClass::kNoGain, 0.01));
+  tree.Upsert(Reverted(3, "q.q", RcaClass::kNoGain, 0.0));
+  tree.Upsert(Reverted(4, "r.r", RcaClass::kNoGain, -0.01));
+  tree.Upsert(Reverted(5, "x.x", RcaClass::kAccuracy, 0.0));
+  Node group = Reverted(6, "x.x", RcaClass::kAccuracy, 0.0);
+  group.critic.flags = {MoveFlag(Move::kFix), CompanionFlag("p.p"), CompanionFlag("q.q")};
+  auto partners = [&](const Tree& t) {
+    std::vector<std::string> out;
+    for (const Requeue& q : Pairs(t, catalog, kRootId, 100)) {
+      if (q.key == "x.x") out.push_back(*q.with);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  Tree failed = tree;
+  failed.Upsert(group);
+  EXPECT_EQ(partners(failed), std::vector<std::string>{"r.r"});
+  group.critic.rca = RcaClass::kNone;
+  group.critic.flags.push_back(std::string(kProbeFlag));
+  Tree probed = tree;
+  probed.Upsert(group);
+  EXPECT_EQ(partners(probed), (std::vector<std::string>{"p.p", "q.q", "r.r"}));
+}
+
+// A batch node whose incumbent moved before its turn runs on the new one only if nothing there
+// rules it out: a declared alternative kept first, or a requirement its branch held (a
+// follow-up of a swap, re-dispatched alone, lacks the alternative the swap put in).
+TEST(MovesTest, ConflictOnPathNamesWhatRulesANodeOutAfterAKeep) {
+  ActionSpec alt_b = Env("alt.b", "B");
+  alt_b.conflicts = {"alloc.a"};
+  ActionSpec dep_d = Env("dep.d", "D");
+  dep_d.requires_ = {"alt.b"};
+  std::vector<ActionSpec> actions = {Env("alloc.a", "A"), alt_b, dep_d, Env("x.x", "X")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(3, kRootId, "alloc.a", "", Outcome::kKept, 1));
+  Node follow = MakeNode(5, 3, "dep.d", "", Outcome::kRunning, 2);
+  EXPECT_EQ(ConflictOnPath(tree, catalog, follow, 3), "dep.d requires alt.b, which is not on it");
+  follow.critic.flags = {CompanionFlag("alt.b")};  // as a pair with what it requires
+  EXPECT_EQ(ConflictOnPath(tree, catalog, follow, 3), "alt.b conflicts with alloc.a");
+  EXPECT_EQ(ConflictOnPath(tree, catalog, follow, kRootId), "");
+  Node swap = MakeNode(6, 3, "alloc.a", "", Outcome::kRunning, 3);
+  swap.critic.flags = {MoveFlag(Move::kDrop), DropFlag("alloc.a"), CompanionFlag("alt.b")};
+  EXPECT_EQ(ConflictOnPath(tree, catalog, swap, 3), "") << "a swap takes the alternative out";
+  EXPECT_EQ(ConflictOnPath(tree, catalog, MakeNode(7, 3, "x.x", "", Outcome::kRunning, 4), 3), "");
+}
+
 // The very last resort of the pairs: another value of a parameter kept on the path with each
 // idea that paid nothing alone, the values next to the kept one first (the next one, then the
 // one before). Only when asked for.
