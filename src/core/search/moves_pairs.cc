@@ -313,18 +313,24 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
         if (x->outcome != Outcome::kPruned) hypotheses.insert(ChangeSet(tree, *x));
       }
     }
-    auto follow_up = [&](const Node* f, const Node* e) {
+    // Whether `key` of `action_id` may go on top of `e`: room in the batch, a hypothesis not run
+    // or waiting yet, and eligible at e's state (taken there once).
+    auto admit = [&](const std::string& action_id, const std::string& key, const Node* e) {
       auto it = at_state.find(e->id);
       if (it == at_state.end()) {
         it = at_state.emplace(e->id, Eligibility::OfState(tree, catalog, e->id)).first;
       }
       std::set<std::string> changes = ChangeSet(tree, *e);
-      changes.insert(f->CandidateKey());
+      changes.insert(key);
       if (static_cast<int>(out.size()) >= limit || hypotheses.count(changes) ||
-          !it->second.Take(f->action_id, f->CandidateKey())) {
-        return;
+          !it->second.Take(action_id, key)) {
+        return false;
       }
       hypotheses.insert(std::move(changes));
+      return true;
+    };
+    auto follow_up = [&](const Node* f, const Node* e) {
+      if (!admit(f->action_id, f->CandidateKey(), e)) return;
       Requeue q;
       q.from = f->id;
       q.key = f->CandidateKey();
@@ -337,18 +343,7 @@ std::vector<Requeue> Pairs(const Tree& tree, const Catalog& catalog, NodeId incu
       out.push_back(std::move(q));
     };
     auto follow_up_unlocked = [&](const Candidate& c, const Node* e) {
-      auto it = at_state.find(e->id);
-      if (it == at_state.end()) {
-        it = at_state.emplace(e->id, Eligibility::OfState(tree, catalog, e->id)).first;
-      }
-      std::set<std::string> changes = ChangeSet(tree, *e);
-      changes.insert(c.key);
-      if (static_cast<int>(out.size()) >= limit || hypotheses.count(changes) ||
-          !it->second.Take(c.action->id, c.key)) {
-        return;
-      }
-      hypotheses.insert(std::move(changes));
-      out.push_back(UnlockedFollowUp(c, *e));
+      if (admit(c.action->id, c.key, e)) out.push_back(UnlockedFollowUp(c, *e));
     };
     std::stable_sort(twos.begin(), twos.end(),
                      [](const Two& x, const Two& y) { return x.speedup > y.speedup; });
