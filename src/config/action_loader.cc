@@ -199,7 +199,7 @@ std::string ContentHash(const ActionSpec& action) {
 
 Status ReadAction(const Section& s, const std::string& base_dir, ActionSpec* action) {
   ARBOR_TRY(s.CheckKeys({"id", "layer", "category", "describe", "targets", "speedup", "cost",
-                         "risk", "requires", "conflicts", "apply", "values"}));
+                         "risk", "requires", "conflicts", "refresh", "apply", "values"}));
   action->line = static_cast<int>(s.table().source().begin.line);
   ARBOR_TRY(s.Require("id", "a unique id like \"kernel.gemm-tiled\""));
   ARBOR_TRY(s.ReadString("id", &action->id));
@@ -219,6 +219,13 @@ Status ReadAction(const Section& s, const std::string& base_dir, ActionSpec* act
   ARBOR_TRY(s.ReadStringArray("requires", &action->requires_));
   ARBOR_TRY(s.ReadStringArray("conflicts", &action->conflicts));
   ARBOR_TRY(ReadApply(s, base_dir, &action->apply));
+  ARBOR_TRY(s.ReadBool("refresh", &action->refresh));
+  // Only a command's output can go stale: an overlay or a patch is the same on any state.
+  if (action->refresh && action->apply.kind != ApplySpec::Kind::kRun) {
+    return s.Invalid(*s.Get("refresh"), "action.refresh",
+                     "; expected it only on an action with apply = { run = ... }, whose command "
+                     "derives files from the state it runs on (a PGO profile)");
+  }
   ARBOR_TRY(ReadValues(s, &action->values));
   ARBOR_TRY(CheckValuesAndPatch(s, action));
   action->content_hash = ContentHash(*action);

@@ -200,6 +200,11 @@ const Row kRows[] = {
          Action("b", kApply),
      "c.toml:11:14: action 'a' conflicts with 'b', which it also requires; expected it in "
      "only one list"},
+    {"refresh_not_run", kHead + Action("a", "refresh = true\napply = { env = { A = \"1\" } }\n"),
+     "c.toml:10:11: invalid action.refresh true; expected it only on an action with apply = { "
+     "run = ... }, whose command derives files from the state it runs on (a PGO profile)"},
+    {"refresh_not_bool", kHead + Action("a", "refresh = \"yes\"\napply = { run = \"x\" }\n"),
+     "c.toml:10:11: expected true or false for action.refresh, got string"},
     {"missing_apply", kHead + Action("a", ""),
      "c.toml:7:1: missing required key 'apply' in [[action]]; expected apply = { env = { ... } "
      "} or append, patch, run, agent"},

@@ -39,7 +39,8 @@ TEST(StatusJsonTest, ExactShape) {
       "anomalies": [],
       "llm": {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0},
       "moves": {"introspect": 0, "carry": 0, "prerequisite": 0, "revisit": 0, "retune": 0,
-                "remeasure": 0, "retry": 0, "pair": 0, "drop": 0, "follow_up": 0, "fix": 0, "stack": 0}})");
+                "remeasure": 0, "retry": 0, "pair": 0, "drop": 0, "follow_up": 0, "fix": 0, "stack": 0,
+                "refresh": 0}})");
   EXPECT_EQ(StatusJson(SampleView()), expected);
 }
 

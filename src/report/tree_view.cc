@@ -94,6 +94,10 @@ void AppendAsciiLine(const Node& n, bool on_incumbent_path, const AsciiOptions& 
     if (!n.critic.opened.empty()) out += ": " + report::Shorten(n.critic.opened, kDiagnosisChars);
   }
   if (HasFlag(n, "carried")) out += "  (carried onto the main line by a branch)";
+  // A refresh runs a change already on its path again (moves.h, Move::kRefresh).
+  if (HasFlag(n, "move:refresh")) {
+    out += "  refresh of #" + std::to_string(n.critic.requeued_from) + " on a newer state";
+  }
   if (ShowsDiagnosis(n)) out += "  — " + report::Shorten(n.diagnosis, kDiagnosisChars);
   out += '\n';
 }

@@ -49,6 +49,21 @@ TEST(TreeAsciiTest, OrphanBecomesExtraRoot) {
   EXPECT_EQ(TreeAscii(nodes), "*#1 baseline  baseline\n#9 lost  reverted\n");
 }
 
+// A refresh names the node whose change it runs again, so the path does not read as the same
+// change applied twice.
+TEST(TreeAsciiTest, ARefreshNamesTheChangeItRunsAgain) {
+  std::vector<Node> nodes = {MakeNode(1, kNoNode, "baseline", Outcome::kBaseline, 0),
+                             MakeNode(2, 1, "compiler.pgo", Outcome::kKept, 1),
+                             MakeNode(3, 2, "compiler.fast-math", Outcome::kKept, 2),
+                             MakeNode(4, 3, "compiler.pgo", Outcome::kKept, 3)};
+  nodes[3].critic.flags = {"move:refresh"};
+  nodes[3].critic.requeued_from = 2;
+  const std::string out = TreeAscii(nodes);
+  EXPECT_NE(out.find("*#4 compiler.pgo  kept  refresh of #2 on a newer state\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("#2 compiler.pgo  kept  refresh"), std::string::npos) << out;
+}
+
 std::vector<Node> Chain(int n) {
   std::vector<Node> nodes;
   nodes.reserve(n);

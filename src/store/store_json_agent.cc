@@ -37,6 +37,13 @@ class FieldReader {
   void Read(const char* key, double* out) {
     Visit(key, [&](const json& v) { return internal::ReadNumber(v, out); });
   }
+  void Read(const char* key, bool* out) {
+    Visit(key, [&](const json& v) {
+      if (!v.is_boolean()) return false;
+      *out = v.get<bool>();
+      return true;
+    });
+  }
   void Read(const char* key, int64_t* out) {
     Visit(key, [&](const json& v) {
       if (!v.is_number_integer()) return false;
@@ -217,6 +224,7 @@ std::string EncodeAction(const ActionSpec& a) {
   j["risk_crash"] = Number(a.risk_crash);
   j["requires"] = a.requires_;
   j["conflicts"] = a.conflicts;
+  if (a.refresh) j["refresh"] = true;
   j["apply"] = EncodeApply(a.apply);
   j["values"] = a.values;
   j["line"] = a.line;
@@ -240,6 +248,7 @@ Result<ActionSpec> DecodeAction(std::string_view text) {
   r.Read("risk_crash", &a.risk_crash);
   r.Read("requires", &a.requires_);
   r.Read("conflicts", &a.conflicts);
+  r.Read("refresh", &a.refresh);
   r.Read("values", &a.values);
   r.Read("line", &a.line);
   r.Read("proposed_by", &a.proposed_by);

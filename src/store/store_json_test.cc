@@ -215,6 +215,7 @@ ActionSpec FullAction(ApplySpec::Kind kind) {
   a.risk_crash = 0.2;
   a.requires_ = {"kernel.gemm-tiled"};
   a.conflicts = {"kernel.naive", "kernel.blas"};
+  a.refresh = true;
   a.apply.kind = kind;
   a.apply.env = {{"TILE_K", "{value}"}};
   a.apply.append = {{"CXXFLAGS", " -funroll-loops"}};
@@ -246,6 +247,7 @@ TEST(StoreJsonTest, ActionRoundTripsEveryFieldAndApplyKind) {
     EXPECT_EQ(back->risk_crash, a.risk_crash);
     EXPECT_EQ(back->requires_, a.requires_);
     EXPECT_EQ(back->conflicts, a.conflicts);
+    EXPECT_TRUE(back->refresh);
     EXPECT_EQ(back->apply.kind, kind);
     EXPECT_EQ(back->apply.env, a.apply.env);
     EXPECT_EQ(back->apply.append, a.apply.append);
@@ -263,6 +265,7 @@ TEST(StoreJsonTest, ActionRoundTripsEveryFieldAndApplyKind) {
   ASSERT_TRUE(sparse.ok()) << sparse.error().message;
   EXPECT_EQ(sparse->speedup, ActionSpec().speedup);
   EXPECT_EQ(sparse->cost_s, ActionSpec().cost_s);
+  EXPECT_FALSE(sparse->refresh);
   EXPECT_EQ(sparse->apply.kind, ApplySpec::Kind::kAgent);
   EXPECT_EQ(sparse->apply.agent, "io");
 }

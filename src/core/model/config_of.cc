@@ -254,6 +254,7 @@ void AddActions(Writer& w, const std::vector<ActionSpec>& actions) {
     w.Num(p + "risk.crash", a.risk_crash);
     w.List(p + "requires", a.requires_);
     w.List(p + "conflicts", a.conflicts);
+    if (a.refresh) w.Put(p + "refresh", "true");  // absent when false: older campaigns' keys stay
   }
 }
 

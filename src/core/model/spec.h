@@ -203,6 +203,10 @@ struct ActionSpec {
   double risk_crash = 0.0;
   std::vector<std::string> requires_;  // action ids kept on the path first
   std::vector<std::string> conflicts;  // action ids that may not be on the path
+  // A `run` action whose files derive from the state it ran on (a PGO profile, an autotuner's
+  // table): a change kept after it makes them stale, and the search re-runs it on the new state
+  // (moves.h, Move::kRefresh).
+  bool refresh = false;
   ApplySpec apply;
   std::vector<std::string> values;  // one candidate per value; "{value}" substituted
   int line = 0;                     // where it was declared, for messages

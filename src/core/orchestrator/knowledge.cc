@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/orchestrator/orchestrator.h"
+#include "core/search/moves.h"
 
 namespace arbor {
 
@@ -82,7 +83,9 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
     // and a drop's (its change taken out) to no candidate.
     // Nor a branch node's (its state holds its branch's changes too); a node carried onto the
     // main line by a branch was recorded alone when it finished.
-    if (CompanionKey(*n) || DroppedKey(*n) || tree_.IsBranch(*n) || HasFlag(*n, "carried")) {
+    // Nor a refresh's: it ran a change already on its path again, on a newer state.
+    if (CompanionKey(*n) || DroppedKey(*n) || tree_.IsBranch(*n) || HasFlag(*n, "carried") ||
+        MoveOf(*n) == Move::kRefresh) {
       continue;
     }
     const ActionSpec* action = catalog_.FindAction(n->action_id);

@@ -93,6 +93,8 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
   std::vector<Requeue> moves = CarryOver(tree_, catalog_, kept.id);
   std::vector<Requeue> retries = PrerequisiteRetries(tree_, catalog_, kept.id);
   moves.insert(moves.end(), retries.begin(), retries.end());
+  // What a kept command derived from the old state (a PGO profile) is stale on the new one.
+  for (Requeue& q : Refreshes(tree_, catalog_, kept.id)) moves.push_back(std::move(q));
   if (spec_.search.revisit) {
     // A neighbour already carried over (a re-tune that waited) is not queued twice.
     std::set<std::string> queued;

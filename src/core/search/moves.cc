@@ -67,7 +67,8 @@ constexpr std::pair<Move, std::string_view> kMoveNames[] = {{Move::kIntrospect, 
                                                             {Move::kDrop, "drop"},
                                                             {Move::kFollowUp, "follow_up"},
                                                             {Move::kFix, "fix"},
-                                                            {Move::kStack, "stack"}};
+                                                            {Move::kStack, "stack"},
+                                                            {Move::kRefresh, "refresh"}};
 
 constexpr std::string_view kMovePrefix = "move:";
 
@@ -201,8 +202,10 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
     if (std::optional<std::string> d = DroppedKey(*c); d && !CompanionKey(*c)) {
       drops_waiting.insert(*d);
     }
-    // A pair, a drop or a branch: Pairs and Drops offer it again at the new incumbent.
-    if (CompanionKey(*c) || DroppedKey(*c) || tree.IsBranch(*c)) continue;
+    // A pair, a drop, a branch or a refresh: Pairs, Drops and Refreshes offer it again at the
+    // new incumbent.
+    if (CompanionKey(*c) || DroppedKey(*c) || tree.IsBranch(*c) || MoveOf(*c) == Move::kRefresh)
+      continue;
     if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
     out.push_back({c->id,
                    "carried over: it was waiting under #" + std::to_string(base) + " when #" +

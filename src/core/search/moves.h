@@ -38,11 +38,12 @@ enum class Move {
   kFollowUp,      // a candidate on top of a reverted pair, swap or branch (frontier.h)
   kFix,           // a change that failed its check, with a group of candidates: one may fix it
   kStack,         // small gains: ideas that measured a gain too small to keep, applied together
+  kRefresh,       // after a keep: a kept `refresh` action's command re-run on the new state
 };
-inline constexpr Move kAllMoves[] = {Move::kIntrospect, Move::kCarry,  Move::kPrerequisite,
-                                     Move::kRevisit,    Move::kRetune, Move::kRemeasure,
-                                     Move::kRetry,      Move::kPair,   Move::kDrop,
-                                     Move::kFollowUp,   Move::kFix,    Move::kStack};
+inline constexpr Move kAllMoves[] = {
+    Move::kIntrospect, Move::kCarry, Move::kPrerequisite, Move::kRevisit, Move::kRetune,
+    Move::kRemeasure,  Move::kRetry, Move::kPair,         Move::kDrop,    Move::kFollowUp,
+    Move::kFix,        Move::kStack, Move::kRefresh};
 std::string_view MoveName(Move m);  // "introspect", "carry", ...
 std::optional<Move> ParseMove(std::string_view s);
 std::string MoveFlag(Move m);                  // "move:<name>"
@@ -310,6 +311,17 @@ std::vector<Requeue> Swaps(const Tree& tree, const Catalog& catalog, NodeId incu
 // (alone, as a side or a follow-up): an alternative's unexplored subtree.
 std::vector<const Candidate*> UnmeasuredDependents(const Tree& tree, const Catalog& catalog,
                                                    const std::string& action_id);
+
+// Refreshes (Move::kRefresh): at the keep of `kept`, each change kept earlier on its path whose
+// action declares `refresh = true` (a `run` command that derives files from the state it runs on:
+// a PGO profile trained with the flags and knobs of its day) and that `kept` does not apply
+// itself, re-run on the new state: the keep made what it derived stale (a profile trained
+// without -ffast-math misguides a build with it). The node's own candidate is that change, on a
+// path that already holds it; it is measured and kept like any node. None at the keep of a
+// refresh (two such actions would refresh each other without end), and none for a change the
+// path took back out (a drop). A refresh waiting when another keep comes is not carried over:
+// the next keep offers its own.
+std::vector<Requeue> Refreshes(const Tree& tree, const Catalog& catalog, NodeId kept);
 
 // Alternatives as subtrees, early (docs/search.md, "Branches"): at the keep of `kept`, the swaps
 // of a declared alternative of it whose subtree is hopeful — the alternative's promise times the

@@ -1,0 +1,87 @@
+// Refreshes (moves.h Refreshes): a kept `refresh` action's command run again once a later keep
+// changed the state its files derive from. Pure rule over hand-built trees; the real binary's
+// campaign is tests/integration/refresh_test.cc.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/search/moves.h"
+#include "core/testing/critic_rig_testing.h"
+#include "core/testing/moves_testing.h"
+
+namespace arbor {
+namespace {
+
+using critic_rig::Env;
+using moves_testing::MakeNode;
+
+ActionSpec RunAction(const std::string& id, bool refresh) {
+  ActionSpec a;
+  a.id = id;
+  a.layer = "compiler";
+  a.category = id;
+  a.apply.kind = ApplySpec::Kind::kRun;
+  a.apply.run = "./train.sh";
+  a.refresh = refresh;
+  return a;
+}
+
+std::vector<std::string> Refreshed(const Tree& tree, const Catalog& catalog, NodeId kept) {
+  std::vector<std::string> out;
+  for (const Requeue& q : Refreshes(tree, catalog, kept)) {
+    EXPECT_EQ(q.move, Move::kRefresh);
+    out.push_back(q.key + " from #" + std::to_string(q.from));
+  }
+  return out;
+}
+
+TEST(MovesTest, AKeepAfterARefreshActionRunsItAgainOnTheNewState) {
+  std::vector<ActionSpec> actions = {RunAction("pgo", true), RunAction("codegen", false),
+                                     Env("flag.f", "F"), Env("flag.g", "G")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, kRootId, "codegen", "", Outcome::kKept, 1));
+  // Its own keep: what it derived is fresh. A plain run action is never refreshed.
+  tree.Upsert(MakeNode(3, 2, "pgo", "", Outcome::kKept, 2));
+  EXPECT_TRUE(Refreshed(tree, catalog, 3).empty());
+  // A reverted change changes nothing; a kept one makes the profile stale.
+  tree.Upsert(MakeNode(4, 3, "flag.g", "", Outcome::kReverted, 3));
+  Node f = MakeNode(5, 3, "flag.f", "", Outcome::kKept, 4);
+  f.overlay = {{"F", "1"}};
+  tree.Upsert(f);
+  EXPECT_EQ(Refreshed(tree, catalog, 5), std::vector<std::string>{"pgo from #3"});
+  // RequeueUnder names the move on the node: AppliedKeys is the refreshed change.
+  Node refresh = MakeNode(6, 5, "pgo", "", Outcome::kKept, 5);
+  refresh.critic.flags = {MoveFlag(Move::kRefresh)};
+  refresh.critic.requeued_from = 3;
+  tree.Upsert(refresh);
+  EXPECT_EQ(MoveOf(refresh), Move::kRefresh);
+  // The keep of a refresh offers none; the next keep refreshes the latest run.
+  EXPECT_TRUE(Refreshed(tree, catalog, 6).empty());
+  tree.Upsert(MakeNode(7, 6, "flag.g", "", Outcome::kKept, 6));
+  EXPECT_EQ(Refreshed(tree, catalog, 7), std::vector<std::string>{"pgo from #6"});
+  // A pair that applies it again is fresh; one that applies it as a companion too.
+  Node pair = MakeNode(8, 7, "flag.g", "", Outcome::kKept, 7);
+  pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("pgo")};
+  tree.Upsert(pair);
+  EXPECT_TRUE(Refreshed(tree, catalog, 8).empty());
+}
+
+TEST(MovesTest, NoRefreshOfAChangeAKeptDropTookOut) {
+  ActionSpec train = RunAction("tune.t", true);
+  std::vector<ActionSpec> actions = {train, Env("flag.f", "F"), Env("flag.g", "G")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, kRootId, "tune.t", "", Outcome::kKept, 1));
+  Node drop = MakeNode(3, 2, "tune.t", "", Outcome::kKept, 2);
+  drop.critic.flags = {MoveFlag(Move::kDrop), DropFlag("tune.t")};
+  tree.Upsert(drop);
+  tree.Upsert(MakeNode(4, 3, "flag.f", "", Outcome::kKept, 3));
+  EXPECT_TRUE(Refreshed(tree, catalog, 4).empty());
+}
+
+}  // namespace
+}  // namespace arbor
