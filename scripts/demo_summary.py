@@ -33,7 +33,14 @@ def fmt(x):
 
 
 def label(n):
-    return n["action"] + (f"[{n['values']}]" if n.get("values") is not None else "")
+    """The change a node made: a pair's, a stack's or a swap's companions first, then its own
+    (taken out, "-", for a drop or a swap); a refresh (the command run again) says so."""
+    flags = (n.get("critic") or {}).get("flags", [])
+    own = n["action"] + (f"[{n['values']}]" if n.get("values") is not None else "")
+    if any(f.startswith("without:") for f in flags):
+        own = "-" + own
+    text = " + ".join([f[len("with:"):] for f in flags if f.startswith("with:")] + [own])
+    return text + (" (refresh)" if "move:refresh" in flags else "")
 
 
 def main():

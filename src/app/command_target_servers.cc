@@ -107,6 +107,16 @@ void SetEnding(const Service::Ending& e, StepResult* step) {
   }
 }
 
+// Whether the service ends within `grace_s` (polled every 20 ms).
+bool EndsWithin(Service& service, double grace_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (service.Alive()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 }  // namespace
 
 struct TargetServers::Entry {
@@ -313,12 +323,17 @@ void TargetServers::Release(const Lease& lease, const std::string& role, StepRes
       answers = r.ok() && r->ok();
     }
     if (answers) return;
-    const std::string dir = e->dir;
-    step->detail =
-        Scrubbed("the server (" + e->label + ") stopped answering during the " + role + own);
-    StopLocked(it, false);
-    step->tail = TailOf(dir);
-    return;
+    // A server that stops answering may be on its way out: a master that crashed, whose
+    // workers have yet to get their SIGTERM, or a core being written. Its ending says more than
+    // its silence (the signal), so it has a moment to come.
+    if (!EndsWithin(*e->service, 2.0)) {
+      const std::string dir = e->dir;
+      step->detail =
+          Scrubbed("the server (" + e->label + ") stopped answering during the " + role + own);
+      StopLocked(it, false);
+      step->tail = TailOf(dir);
+      return;
+    }
   }
   // The server died during the command: that is the step's crash, whatever the command said.
   StepResult died = DiedLocked(e, "during the " + role + own);

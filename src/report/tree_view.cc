@@ -70,6 +70,8 @@ void AppendAsciiLine(const Node& n, bool on_incumbent_path, const AsciiOptions& 
   out += '#';
   out += std::to_string(n.id);
   out += ' ';
+  // A pair, a stack or a swap is measured and kept as one change: all of it is named.
+  for (const std::string& with : CompanionKeys(n)) out += with + " + ";
   out += n.CandidateKey();
   out += "  ";
   const char* color = options.color ? AnsiColor(n.outcome) : "";

@@ -64,6 +64,17 @@ TEST(TreeAsciiTest, ARefreshNamesTheChangeItRunsAgain) {
   EXPECT_EQ(out.find("#2 compiler.pgo  kept  refresh"), std::string::npos) << out;
 }
 
+// A pair or a stack is one change made of several: the tree names every part, companions first.
+TEST(TreeAsciiTest, APairOrAStackNamesEveryChangeItApplies) {
+  std::vector<Node> nodes = {MakeNode(1, kNoNode, "baseline", Outcome::kBaseline, 0),
+                             MakeNode(2, 1, "hw.hugepages", Outcome::kKept, 1)};
+  nodes[1].critic.flags = {"move:stack", "with:compiler.fast-math", "with:kernel.approx-exp"};
+  EXPECT_NE(
+      TreeAscii(nodes).find("*#2 compiler.fast-math + kernel.approx-exp + hw.hugepages  kept"),
+      std::string::npos)
+      << TreeAscii(nodes);
+}
+
 std::vector<Node> Chain(int n) {
   std::vector<Node> nodes;
   nodes.reserve(n);
