@@ -1,4 +1,4 @@
-// Refreshes on the real binary (docs/search.md, "Refreshes"): an action whose command derives
+// Refreshes on the real binary (docs/search.md, step 2, refreshes): an action whose command derives
 // a file from the state it runs on (as PGO trains a profile with the flags and knobs of its
 // day), declared `refresh = true`, runs again once a later keep changed that state.
 #include <gtest/gtest.h>

@@ -85,7 +85,7 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
     // main line by a branch was recorded alone when it finished.
     // Nor a refresh's: it ran a change already on its path again, on a newer state.
     if (CompanionKey(*n) || DroppedKey(*n) || tree_.IsBranch(*n) || HasFlag(*n, "carried") ||
-        MoveOf(*n) == Move::kRefresh) {
+        IsRefresh(*n)) {
       continue;
     }
     const ActionSpec* action = catalog_.FindAction(n->action_id);

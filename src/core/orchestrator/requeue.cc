@@ -56,6 +56,7 @@ std::vector<Node> Orchestrator::RequeueUnder(const Node& parent,
         n.critic.flags.push_back(DropFlag(*dropped));
       }
       if (IsGroup(*from)) n.critic.flags.push_back(std::string(kGroupFlag));  // a stack stays one
+      if (IsRefresh(*from)) n.critic.flags.push_back(MoveFlag(Move::kRefresh));  // and a refresh
     }
     // A swap is its companion's kind of change: its crashes count against that category.
     if (q.move == Move::kDrop && q.with) {
@@ -95,7 +96,8 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
   moves.insert(moves.end(), retries.begin(), retries.end());
   // What a kept command derived from the old state (a PGO profile) is stale on the new one.
   for (Requeue& q : Refreshes(tree_, catalog_, kept.id)) moves.push_back(std::move(q));
-  if (spec_.search.revisit) {
+  // A refresh re-ran a change: no value of it moved, so no line search starts there.
+  if (spec_.search.revisit && !IsRefresh(kept)) {
     // A neighbour already carried over (a re-tune that waited) is not queued twice.
     std::set<std::string> queued;
     for (const Requeue& q : moves) {

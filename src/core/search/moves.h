@@ -320,8 +320,13 @@ std::vector<const Candidate*> UnmeasuredDependents(const Tree& tree, const Catal
 // path that already holds it; it is measured and kept like any node. None at the keep of a
 // refresh (two such actions would refresh each other without end), and none for a change the
 // path took back out (a drop). A refresh waiting when another keep comes is not carried over:
-// the next keep offers its own.
+// the next keep offers its own; at the keep of a refresh, the refreshes of other actions that
+// were waiting beside it are offered again (and only those). None for an action whose refresh
+// is running under the old incumbent (a parallel batch's node, re-dispatched onto the keep).
 std::vector<Requeue> Refreshes(const Tree& tree, const Catalog& catalog, NodeId kept);
+// Whether `node` runs a refresh: a Move::kRefresh node, or a re-measure of one (which keeps the
+// flag "move:refresh" after its own "move:remeasure").
+bool IsRefresh(const Node& node);
 
 // Alternatives as subtrees, early (docs/search.md, "Branches"): at the keep of `kept`, the swaps
 // of a declared alternative of it whose subtree is hopeful — the alternative's promise times the

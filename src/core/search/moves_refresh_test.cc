@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/search/moves.h"
@@ -69,6 +70,52 @@ TEST(MovesTest, AKeepAfterARefreshActionRunsItAgainOnTheNewState) {
   EXPECT_TRUE(Refreshed(tree, catalog, 8).empty());
 }
 
+// Two refresh actions: the keep of one's refresh offers the other's that waited beside it, and
+// nothing else; a refresh re-measured stays a refresh; one already running is not queued again.
+TEST(MovesTest, RefreshesOfTwoActionsNeitherLoopNorGetLost) {
+  std::vector<ActionSpec> actions = {RunAction("pgo", true), RunAction("tune", true),
+                                     Env("flag.f", "F")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, kRootId, "pgo", "", Outcome::kKept, 1));
+  tree.Upsert(MakeNode(3, 2, "tune", "", Outcome::kKept, 2));
+  tree.Upsert(MakeNode(4, 3, "flag.f", "", Outcome::kKept, 3));
+  EXPECT_EQ(Refreshed(tree, catalog, 4), (std::vector<std::string>{"pgo from #2", "tune from #3"}));
+  for (auto [id, action] : {std::pair<NodeId, const char*>{5, "pgo"}, {6, "tune"}}) {
+    Node r = MakeNode(id, 4, action, "", Outcome::kPending, 0);
+    r.critic.flags = {MoveFlag(Move::kRefresh)};
+    tree.Upsert(r);
+  }
+  // pgo's refresh is re-measured (reverted as a close call, then kept at more repetitions):
+  // still a refresh, and its keep offers tune's, which waited beside it, and not pgo's.
+  Node reverted = *tree.Find(5);
+  reverted.outcome = Outcome::kReverted;
+  reverted.step = Step::kDone;
+  tree.Upsert(reverted);
+  Node again = MakeNode(7, 4, "pgo", "", Outcome::kKept, 5);
+  again.critic.flags = {MoveFlag(Move::kRemeasure), MoveFlag(Move::kRefresh)};
+  tree.Upsert(again);
+  EXPECT_TRUE(IsRefresh(again));
+  EXPECT_EQ(MoveOf(again), Move::kRemeasure);
+  EXPECT_EQ(Refreshed(tree, catalog, 7), std::vector<std::string>{"tune from #3"});
+  // tune's refresh kept in turn: nothing waited beside it, so nothing more.
+  Node tune = MakeNode(8, 7, "tune", "", Outcome::kKept, 6);
+  tune.critic.flags = {MoveFlag(Move::kRefresh)};
+  tree.Upsert(tune);
+  EXPECT_TRUE(Refreshed(tree, catalog, 8).empty());
+  // A keep beside a running refresh (a parallel batch's node, re-dispatched onto the keep):
+  // only the other action's.
+  Node running = MakeNode(9, 8, "pgo", "", Outcome::kRunning, 7);
+  running.step = Step::kBuild;
+  running.critic.flags = {MoveFlag(Move::kRefresh)};
+  tree.Upsert(running);
+  Node g = MakeNode(10, 8, "flag.f", "1", Outcome::kKept, 8);
+  tree.Upsert(g);
+  EXPECT_EQ(Refreshed(tree, catalog, 10), std::vector<std::string>{"tune from #8"});
+}
+
+// Defensive: only environment overlays are dropped today, and `refresh` needs a `run` action.
 TEST(MovesTest, NoRefreshOfAChangeAKeptDropTookOut) {
   ActionSpec train = RunAction("tune.t", true);
   std::vector<ActionSpec> actions = {train, Env("flag.f", "F"), Env("flag.g", "G")};
