@@ -204,8 +204,7 @@ std::vector<Requeue> CarryOver(const Tree& tree, const Catalog& catalog, NodeId 
     }
     // A pair, a drop, a branch or a refresh: Pairs, Drops and Refreshes offer it again at the
     // new incumbent.
-    if (CompanionKey(*c) || DroppedKey(*c) || tree.IsBranch(*c) || IsRefresh(*c))
-      continue;
+    if (CompanionKey(*c) || DroppedKey(*c) || tree.IsBranch(*c) || IsRefresh(*c)) continue;
     if (!eligible.TakeAny(c->action_id, c->CandidateKey())) continue;
     out.push_back({c->id,
                    "carried over: it was waiting under #" + std::to_string(base) + " when #" +
