@@ -452,6 +452,15 @@ bool MayStillPay(const Node& revert) {
   return revert.gain && *revert.gain > -kFarBelow;
 }
 
+std::map<std::string, double> MeasuredSlowdowns(const Tree& tree, NodeId incumbent) {
+  std::map<std::string, double> out;
+  for (const auto& [key, x] : moves_detail::LatestSingleTries(tree, incumbent)) {
+    if (IsGroup(*x) || !RevertedForNoGain(*x) || !x->gain || MayStillPay(*x)) continue;
+    out[key] = std::max(0.0, 1 + *x->gain);
+  }
+  return out;
+}
+
 std::vector<Requeue> RemeasureAnswered(const Tree& tree, NodeId incumbent, LastLooks which) {
   const std::set<NodeId> retried = RetriedAt(tree, incumbent);
   std::vector<const Node*> open;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/search/moves.h"
 #include "core/search/scoring.h"
 
 namespace arbor {
@@ -12,6 +13,36 @@ bool UsesLlm(const CampaignSpec& spec, const ActionSpec& action) {
   auto it = spec.specialists.find(action.apply.agent);
   return it != spec.specialists.end() && it->second.backend == SpecialistBackend::kLlm;
 }
+
+namespace {
+
+// What a re-queued node's changes measured alone, clearly slower, before (the product of
+// their MeasuredSlowdowns; 1 when none did): for a node that tries its own candidate once more on
+// a newer state (a revisit, a re-tune, an idea the profile pointed back to, one carried over),
+// and for a pair or follow-up, each of whose sides counts. Not for a re-measure (the same state,
+// more repetitions), a refresh, a retry of a lost run, a drop or swap, a fix search or a stack.
+double MeasuredAlone(const Tree& tree, const std::map<std::string, double>& slowdowns,
+                     const Node& n) {
+  const std::optional<Move> move = MoveOf(n);
+  const bool alone = !CompanionKey(n) && !DroppedKey(n) && !IsGroup(n) && !tree.IsBranch(n) &&
+                     (move == Move::kRevisit || move == Move::kRetune ||
+                      move == Move::kIntrospect || move == Move::kCarry);
+  const bool together =
+      !DroppedKey(n) && !IsGroup(n) && (move == Move::kPair || move == Move::kFollowUp);
+  if (!alone && !together) return 1;
+  double m = 1;
+  auto side = [&](const std::string& key) {
+    auto it = slowdowns.find(key);
+    if (it != slowdowns.end()) m *= it->second;
+  };
+  for (const Node* b : tree.BranchPath(n.id)) {
+    side(b->CandidateKey());
+    for (const std::string& k : CompanionKeys(*b)) side(k);
+  }
+  return m;
+}
+
+}  // namespace
 
 Selector::Selector(const CampaignSpec& spec, const Tree& tree, const Catalog& catalog,
                    const CategoryStats& stats, const KbPriors& kb_priors)
@@ -25,12 +56,17 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
   // Ideas the Critic re-queued under the incumbent, or in a branch judged against it,
   // compete like any other candidate.
   std::vector<NodeId> pending(applicable.size(), kNoNode);
+  // A re-try of ideas that lost clearly alone before promises what the prior promised times
+  // what they measured (moves.h MeasuredSlowdowns); 1 for every other candidate.
+  std::vector<double> measured(applicable.size(), 1.0);
+  const std::map<std::string, double> slowdowns = MeasuredSlowdowns(tree_, inc_id);
   for (const Node* c : tree_.Below(inc_id)) {
     if (c->outcome != Outcome::kPending) continue;
     const ActionSpec* action = catalog_.FindAction(c->action_id);
     if (action == nullptr) continue;
     applicable.push_back(Candidate{action, c->value, c->CandidateKey()});
     pending.push_back(c->id);
+    measured.push_back(MeasuredAlone(tree_, slowdowns, *c));
   }
   const Node* inc = tree_.Find(inc_id);
   double m_gap =
@@ -70,8 +106,14 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
     }
     // What earlier campaigns learned about this very candidate moves its priors.
     const KbPrior* kb = kb_priors_.size() ? kb_priors_.Find(c.key) : nullptr;
+    // g = 1 - 1/S for the whole program's promise S; a re-try's is S times what it measured.
+    const double m = measured[out.size()];
+    auto discounted = [m](ScoreInput s) {
+      if (m < 1) s.g = 1 - (1 - s.g) / std::max(m, 1e-3);
+      return s;
+    };
     if (kb == nullptr) {
-      terms.push_back(ScoreOne(in, spec_.search.formula, explore));
+      terms.push_back(ScoreOne(discounted(in), spec_.search.formula, explore));
       terms.back().speedup = c.action->speedup;
     } else {
       ScoreInput with_kb = in;
@@ -81,7 +123,7 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
       with_kb.r_crash = stats_.CrashRisk(*c.action, kb);
       with_kb.cost_s = stats_.ExpectedCost(*c.action, kb);
       with_kb.category_tries += kb->category_weight;
-      terms.push_back(ScoreOne(with_kb, spec_.search.formula, explore));
+      terms.push_back(ScoreOne(discounted(with_kb), spec_.search.formula, explore));
       terms.back().speedup = kb->speedup;
       terms.back().kb = kb->refs;
     }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/search/moves.h"
 #include "core/search/scoring.h"
 
 namespace arbor {
@@ -174,6 +175,69 @@ TEST_F(SelectorTest, PendingNodesInABranchJudgedAgainstTheIncumbentCompeteToo) {
   EXPECT_EQ(scored[1].pending, 3);
   EXPECT_DOUBLE_EQ(scored[0].terms.h, scored[1].terms.h);
   EXPECT_EQ(scored[2].pending, kNoNode);  // c.three untried at the incumbent, not node 4
+}
+
+// A revert measured at `gain`; `clear`: its 95% interval ends below 1 (clearly slower).
+Node Revert(NodeId id, NodeId parent, const std::string& action, double gain, bool clear,
+            int64_t seq) {
+  Node n = MakeNode(id, parent, action, Outcome::kReverted, seq);
+  n.gain = gain;
+  n.critic.rca = RcaClass::kNoGain;
+  n.critic.ci_high = clear ? 1 + gain / 2 : 1.02;
+  return n;
+}
+
+Node Requeued(NodeId id, NodeId parent, const std::string& action, Move move,
+              const std::string& with = "") {
+  Node n = MakeNode(id, parent, action, Outcome::kPending, 0);
+  n.critic.flags = {MoveFlag(move)};
+  if (!with.empty()) n.critic.flags.push_back(CompanionFlag(with));
+  return n;
+}
+
+TEST_F(SelectorTest, AReTryOfAnIdeaThatLostClearlyComesAfterOneThatLostByAHair) {
+  SetActions({Action("a.one", 2), Action("b.two", 1.5), Action("c.three", 1.2)});
+  Add(Revert(2, kRootId, "a.one", -0.6, /*clear=*/true, 1));
+  Add(Revert(3, kRootId, "b.two", -0.01, /*clear=*/false, 2));
+  Node kept = MakeNode(4, kRootId, "c.three", Outcome::kKept, 3);
+  kept.metric = 110;
+  Add(kept);
+  Add(Requeued(5, 4, "a.one", Move::kRevisit));
+  Add(Requeued(6, 4, "b.two", Move::kRevisit));
+  std::vector<ScoredCandidate> scored = Score();
+  // a.one promised x2 and measured x0.4: x0.8 in all, a loss; b.two's x1.5 stands.
+  ASSERT_EQ(Keys(scored), (Keyset{"b.two", "a.one"}));
+  EXPECT_NEAR(scored[0].terms.g, 1 - 1 / 1.5, 1e-9);
+  EXPECT_NEAR(scored[1].terms.g, 1 - 0.5 / 0.4, 1e-9);
+  // Below min_gain: it comes when nothing else is left, and it still comes.
+  spec_.search.min_gain = 0.01;
+  std::vector<const ScoredCandidate*> batch = Make().ChooseBatch(scored, LlmBudgetState::kLeft);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0]->pending, 6);
+}
+
+TEST_F(SelectorTest, AMeasurementAgainOfTheSameStateKeepsItsPrior) {
+  SetActions({Action("a.one", 2)});
+  Add(Revert(2, kRootId, "a.one", -0.6, /*clear=*/true, 1));
+  Add(Requeued(3, kRootId, "a.one", Move::kRemeasure));
+  std::vector<ScoredCandidate> scored = Score();
+  ASSERT_EQ(scored.size(), 1u);
+  EXPECT_NEAR(scored[0].terms.g, 0.5, 1e-9);
+}
+
+TEST_F(SelectorTest, APairWithASideThatLostClearlyAloneComesAfterOneWithoutIt) {
+  SetActions({Action("a.one", 2), Action("b.two", 1.5), Action("c.three", 1.2)});
+  Add(Revert(2, kRootId, "a.one", -0.6, /*clear=*/true, 1));
+  Add(Revert(3, kRootId, "b.two", -0.01, /*clear=*/false, 2));
+  Add(Revert(4, kRootId, "c.three", -0.01, /*clear=*/false, 3));
+  Add(Requeued(5, kRootId, "b.two", Move::kPair, "a.one"));
+  Add(Requeued(6, kRootId, "b.two", Move::kPair, "c.three"));
+  std::vector<ScoredCandidate> scored = Score();
+  // The same own side and prior: without the measured loss, tree order would put #5 first.
+  ASSERT_EQ(scored.size(), 2u);
+  EXPECT_EQ(scored[0].pending, 6);
+  EXPECT_EQ(scored[1].pending, 5);
+  EXPECT_NEAR(scored[1].terms.g, 1 - (1 / 1.5) / 0.4, 1e-9);
 }
 
 TEST_F(SelectorTest, APendingNodeWhoseActionLeftTheCatalogIsNotScored) {
