@@ -452,11 +452,13 @@ bool MayStillPay(const Node& revert) {
   return revert.gain && *revert.gain > -kFarBelow;
 }
 
-std::map<std::string, double> MeasuredSlowdowns(const Tree& tree, NodeId incumbent) {
+std::map<std::string, double> MeasuredSlowdowns(const Tree& tree, NodeId incumbent, Goal goal) {
   std::map<std::string, double> out;
   for (const auto& [key, x] : moves_detail::LatestSingleTries(tree, incumbent)) {
     if (IsGroup(*x) || !RevertedForNoGain(*x) || !x->gain || MayStillPay(*x)) continue;
-    out[key] = std::max(0.0, 1 + *x->gain);
+    // The gain is relative to the parent's median, of time or of throughput (gate.h).
+    const double g = *x->gain;
+    out[key] = goal == Goal::kMax ? std::max(0.0, 1 + g) : 1 / (1 - std::min(g, 0.0));
   }
   return out;
 }

@@ -59,7 +59,7 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
   // A re-try of ideas that lost clearly alone before promises what the prior promised times
   // what they measured (moves.h MeasuredSlowdowns); 1 for every other candidate.
   std::vector<double> measured(applicable.size(), 1.0);
-  const std::map<std::string, double> slowdowns = MeasuredSlowdowns(tree_, inc_id);
+  const std::map<std::string, double> slowdowns = MeasuredSlowdowns(tree_, inc_id, spec_.metric.goal);
   for (const Node* c : tree_.Below(inc_id)) {
     if (c->outcome != Outcome::kPending) continue;
     const ActionSpec* action = catalog_.FindAction(c->action_id);

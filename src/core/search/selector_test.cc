@@ -216,6 +216,20 @@ TEST_F(SelectorTest, AReTryOfAnIdeaThatLostClearlyComesAfterOneThatLostByAHair) 
   EXPECT_EQ(batch[0]->pending, 6);
 }
 
+TEST_F(SelectorTest, ForATimeToMinimizeWhatARetryMeasuredIsTheRatioOfTimes) {
+  spec_.metric.goal = Goal::kMin;
+  SetActions({Action("a.one", 2), Action("c.three", 1.2)});
+  Add(Revert(2, kRootId, "a.one", -1.0, /*clear=*/true, 1));  // its time doubled
+  Node kept = MakeNode(3, kRootId, "c.three", Outcome::kKept, 2);
+  kept.metric = 90;
+  Add(kept);
+  Add(Requeued(4, 3, "a.one", Move::kRevisit));
+  std::vector<ScoredCandidate> scored = Score();
+  ASSERT_EQ(scored.size(), 1u);
+  // x2 promised, x0.5 measured (not 1 + gain = 0): no gain, no loss.
+  EXPECT_NEAR(scored[0].terms.g, 0, 1e-9);
+}
+
 TEST_F(SelectorTest, AMeasurementAgainOfTheSameStateKeepsItsPrior) {
   SetActions({Action("a.one", 2)});
   Add(Revert(2, kRootId, "a.one", -0.6, /*clear=*/true, 1));
