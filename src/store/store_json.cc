@@ -212,6 +212,7 @@ constexpr ScoreField kScoreFields[] = {
     {"exploit", &ScoreTerms::exploit},
     {"h", &ScoreTerms::h},
     {"speedup", &ScoreTerms::speedup},
+    {"measured", &ScoreTerms::measured},
 };
 
 // The knowledge-base entries behind a score are rare next to the numbers, so they ride in the

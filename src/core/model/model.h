@@ -87,10 +87,15 @@ struct ScoreTerms {
   double r_acc = 0;
   double r_crash = 0;
   double m_gap = 1;
-  double bonus = 0;       // UCB exploration term
-  double exploit = 0;     // the first term of h(a), before normalisation
-  double h = 0;           // final score
-  double speedup = 0;     // speedup on the targets that g assumed (the knowledge base may move it)
+  double bonus = 0;    // UCB exploration term
+  double exploit = 0;  // the first term of h(a), before normalisation
+  double h = 0;        // final score
+  double speedup = 0;  // speedup on the targets that g assumed (the knowledge base may move it)
+  // A re-try of ideas that lost clearly alone before: the product of the speedups they measured
+  // (below 1; 1 for any other candidate). g stays the prior's (the Critic's plausibility bound
+  // and the knowledge base read it so); the exploitation term, h and the min_gain floor count
+  // GainNow (scoring.h): the promise times this.
+  double measured = 1;
   std::vector<KbRef> kb;  // knowledge-base entries that shaped this score, strongest first
 };
 

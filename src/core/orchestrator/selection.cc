@@ -185,7 +185,8 @@ Result<NodeId> Orchestrator::Open(const ScoredCandidate& chosen) {
   std::string why =
       "h=" + FormatDouble(t.h, 3) + " (g=" + Percent(t.g) + ", c=" + FormatDuration(t.c) +
       ", r_acc=" + FormatDouble(t.r_acc, 2) + ", r_crash=" + FormatDouble(t.r_crash, 2) +
-      ", m_gap=" + FormatDouble(t.m_gap, 3) + ", bonus=" + FormatDouble(t.bonus, 3) + ")";
+      ", m_gap=" + FormatDouble(t.m_gap, 3) + ", bonus=" + FormatDouble(t.bonus, 3) +
+      (t.measured < 1 ? ", measured alone before x" + FormatDouble(t.measured, 3) : "") + ")";
   ARBOR_TRY(Save(n, {MakeEvent(n.id, "proposed", n.CandidateKey() + ": " + why),
                      MakeEvent(n.id, "dispatched", "on top of node " + std::to_string(parent))}));
   return n.id;

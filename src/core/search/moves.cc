@@ -455,10 +455,14 @@ bool MayStillPay(const Node& revert) {
 std::map<std::string, double> MeasuredSlowdowns(const Tree& tree, NodeId incumbent, Goal goal) {
   std::map<std::string, double> out;
   for (const auto& [key, x] : moves_detail::LatestSingleTries(tree, incumbent)) {
-    if (IsGroup(*x) || !RevertedForNoGain(*x) || !x->gain || MayStillPay(*x)) continue;
-    // The gain is relative to the parent's median, of time or of throughput (gate.h).
-    const double g = *x->gain;
-    out[key] = goal == Goal::kMax ? std::max(0.0, 1 + g) : 1 / (1 - std::min(g, 0.0));
+    // A branch node's gain is its whole branch's, not its own idea's.
+    if (IsGroup(*x) || tree.IsBranch(*x) || !RevertedForNoGain(*x) || !x->gain || MayStillPay(*x)) {
+      continue;
+    }
+    // The gain is relative to the parent's median, of time or of throughput (gate.h); the
+    // interval and the median are different statistics, so a median above it counts as 1.
+    const double g = std::min(*x->gain, 0.0);
+    out[key] = goal == Goal::kMax ? std::max(0.0, 1 + g) : 1 / (1 - g);
   }
   return out;
 }

@@ -158,10 +158,10 @@ bool MayStillPay(const Node& revert);
 // What a re-try of each candidate measured before (Selector::Score): for each candidate key
 // whose latest single try from a state on the path of `incumbent` (not a pair, drop, swap or
 // group) was reverted clearly slower (not MayStillPay), the speedup it measured (1 + its gain,
-// below 1: the time's ratio inverted for a metric to minimize). A re-try's promise is its prior's times this: an idea that lost far more than the
-// noise needs an interaction as large to pay, and one that lost by a hair needs little, so
-// the hair comes first (the demo spent its last evaluations on tile sizes that had lost 35-85%
-// while a change of the optimum waited).
+// below 1: the time's ratio inverted for a metric to minimize). A re-try's promise is its prior's
+// times this: an idea that lost far more than the noise needs an interaction as large to pay, and
+// one that lost by a hair needs little, so the hair comes first (the demo spent its last
+// evaluations on tile sizes that had lost 35-85% while a change of the optimum waited).
 std::map<std::string, double> MeasuredSlowdowns(const Tree& tree, NodeId incumbent, Goal goal);
 
 // When even the pairs are spent at `incumbent`: every revert there (no gain or not confirmed)

@@ -11,6 +11,7 @@
 // N = nodes evaluated so far (at least 1), n_cat = tries of the candidate's category.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ struct ScoreInput {
   int total_tries = 0;        // N
   double category_tries = 0;  // n_cat (knowledge-base experience counts as weighted tries)
 };
+
+// The expected gain selection counts: g, or for a re-try of ideas measured clearly slower alone
+// (ScoreTerms::measured < 1) the whole program's promise 1/(1 − g) times what they measured.
+inline double GainNow(double g, double measured) {
+  return measured < 1 ? 1 - (1 - g) / std::max(measured, 1e-3) : g;
+}
+inline double GainNow(const ScoreTerms& t) { return GainNow(t.g, t.measured); }
 
 // Fills every term except the normalisation by E_max (h = exploit + bonus, un-normalised).
 ScoreTerms ScoreOne(const ScoreInput& in, Formula formula, double explore);

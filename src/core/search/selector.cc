@@ -59,7 +59,8 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
   // A re-try of ideas that lost clearly alone before promises what the prior promised times
   // what they measured (moves.h MeasuredSlowdowns); 1 for every other candidate.
   std::vector<double> measured(applicable.size(), 1.0);
-  const std::map<std::string, double> slowdowns = MeasuredSlowdowns(tree_, inc_id, spec_.metric.goal);
+  const std::map<std::string, double> slowdowns =
+      MeasuredSlowdowns(tree_, inc_id, spec_.metric.goal);
   for (const Node* c : tree_.Below(inc_id)) {
     if (c->outcome != Outcome::kPending) continue;
     const ActionSpec* action = catalog_.FindAction(c->action_id);
@@ -106,14 +107,18 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
     }
     // What earlier campaigns learned about this very candidate moves its priors.
     const KbPrior* kb = kb_priors_.size() ? kb_priors_.Find(c.key) : nullptr;
-    // g = 1 - 1/S for the whole program's promise S; a re-try's is S times what it measured.
+    // Scored with GainNow: a re-try's promise times what it measured; g stays the prior's.
     const double m = measured[out.size()];
-    auto discounted = [m](ScoreInput s) {
-      if (m < 1) s.g = 1 - (1 - s.g) / std::max(m, 1e-3);
-      return s;
+    auto scored = [&](const ScoreInput& s) {
+      ScoreInput now = s;
+      now.g = GainNow(s.g, m);
+      ScoreTerms t = ScoreOne(now, spec_.search.formula, explore);
+      t.g = s.g;
+      t.measured = m;
+      return t;
     };
     if (kb == nullptr) {
-      terms.push_back(ScoreOne(discounted(in), spec_.search.formula, explore));
+      terms.push_back(scored(in));
       terms.back().speedup = c.action->speedup;
     } else {
       ScoreInput with_kb = in;
@@ -123,7 +128,7 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
       with_kb.r_crash = stats_.CrashRisk(*c.action, kb);
       with_kb.cost_s = stats_.ExpectedCost(*c.action, kb);
       with_kb.category_tries += kb->category_weight;
-      terms.push_back(ScoreOne(discounted(with_kb), spec_.search.formula, explore));
+      terms.push_back(scored(with_kb));
       terms.back().speedup = kb->speedup;
       terms.back().kb = kb->refs;
     }
@@ -146,7 +151,7 @@ std::vector<const ScoredCandidate*> Selector::ChooseBatch(
     std::vector<const ScoredCandidate*> batch;
     for (const auto& s : scored) {
       if (static_cast<int>(batch.size()) >= size) break;
-      if (s.terms.g < min_gain) continue;
+      if (GainNow(s.terms) < min_gain) continue;
       if (llm == LlmBudgetState::kSpent && UsesLlm(spec_, *s.candidate.action)) continue;
       batch.push_back(&s);
     }

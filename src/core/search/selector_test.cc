@@ -207,13 +207,44 @@ TEST_F(SelectorTest, AReTryOfAnIdeaThatLostClearlyComesAfterOneThatLostByAHair) 
   std::vector<ScoredCandidate> scored = Score();
   // a.one promised x2 and measured x0.4: x0.8 in all, a loss; b.two's x1.5 stands.
   ASSERT_EQ(Keys(scored), (Keyset{"b.two", "a.one"}));
-  EXPECT_NEAR(scored[0].terms.g, 1 - 1 / 1.5, 1e-9);
-  EXPECT_NEAR(scored[1].terms.g, 1 - 0.5 / 0.4, 1e-9);
+  EXPECT_NEAR(GainNow(scored[0].terms), 1 - 1 / 1.5, 1e-9);
+  EXPECT_DOUBLE_EQ(scored[0].terms.measured, 1);
+  EXPECT_NEAR(GainNow(scored[1].terms), 1 - 0.5 / 0.4, 1e-9);
+  // The node keeps the prior's g (the Critic's plausibility bound and the knowledge base read
+  // it so) and what it measured.
+  EXPECT_NEAR(scored[1].terms.g, 0.5, 1e-9);
+  EXPECT_NEAR(scored[1].terms.measured, 0.4, 1e-9);
   // Below min_gain: it comes when nothing else is left, and it still comes.
   spec_.search.min_gain = 0.01;
   std::vector<const ScoredCandidate*> batch = Make().ChooseBatch(scored, LlmBudgetState::kLeft);
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_EQ(batch[0]->pending, 6);
+  Add(Revert(6, 4, "b.two", 0.0, /*clear=*/false, 4));
+  scored = Score();
+  batch = Make().ChooseBatch(scored, LlmBudgetState::kLeft);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0]->pending, 5);
+}
+
+TEST_F(SelectorTest, ABranchNodesLossIsItsBranchsNotItsOwnIdeas) {
+  SetActions({Action("a.one", 2), Action("b.two", 1.5)});
+  Node kept = MakeNode(2, kRootId, "a.one", Outcome::kKept, 1);
+  kept.metric = 110;
+  Add(kept);
+  // A follow-up of a branch left under a path node: its loss is the branch's.
+  Node follow = Revert(3, 2, "b.two", -0.6, /*clear=*/true, 2);
+  AddFlag(&follow, kBranchFlag);
+  Add(follow);
+  Node c = MakeNode(4, 2, "c.three", Outcome::kKept, 3);
+  c.metric = 120;
+  Add(c);
+  Add(Requeued(5, 4, "b.two", Move::kRevisit));
+  int pending = 0;
+  for (const ScoredCandidate& s : Score()) {
+    pending += s.pending == 5;
+    EXPECT_DOUBLE_EQ(s.terms.measured, 1) << s.candidate.key;
+  }
+  EXPECT_EQ(pending, 1);
 }
 
 TEST_F(SelectorTest, ForATimeToMinimizeWhatARetryMeasuredIsTheRatioOfTimes) {
@@ -227,7 +258,8 @@ TEST_F(SelectorTest, ForATimeToMinimizeWhatARetryMeasuredIsTheRatioOfTimes) {
   std::vector<ScoredCandidate> scored = Score();
   ASSERT_EQ(scored.size(), 1u);
   // x2 promised, x0.5 measured (not 1 + gain = 0): no gain, no loss.
-  EXPECT_NEAR(scored[0].terms.g, 0, 1e-9);
+  EXPECT_NEAR(scored[0].terms.measured, 0.5, 1e-9);
+  EXPECT_NEAR(GainNow(scored[0].terms), 0, 1e-9);
 }
 
 TEST_F(SelectorTest, AMeasurementAgainOfTheSameStateKeepsItsPrior) {
@@ -237,6 +269,7 @@ TEST_F(SelectorTest, AMeasurementAgainOfTheSameStateKeepsItsPrior) {
   std::vector<ScoredCandidate> scored = Score();
   ASSERT_EQ(scored.size(), 1u);
   EXPECT_NEAR(scored[0].terms.g, 0.5, 1e-9);
+  EXPECT_DOUBLE_EQ(scored[0].terms.measured, 1);
 }
 
 TEST_F(SelectorTest, APairWithASideThatLostClearlyAloneComesAfterOneWithoutIt) {
@@ -251,7 +284,7 @@ TEST_F(SelectorTest, APairWithASideThatLostClearlyAloneComesAfterOneWithoutIt) {
   ASSERT_EQ(scored.size(), 2u);
   EXPECT_EQ(scored[0].pending, 6);
   EXPECT_EQ(scored[1].pending, 5);
-  EXPECT_NEAR(scored[1].terms.g, 1 - (1 / 1.5) / 0.4, 1e-9);
+  EXPECT_NEAR(GainNow(scored[1].terms), 1 - (1 / 1.5) / 0.4, 1e-9);
 }
 
 TEST_F(SelectorTest, APendingNodeWhoseActionLeftTheCatalogIsNotScored) {
