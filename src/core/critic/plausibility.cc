@@ -134,7 +134,7 @@ std::optional<double> LargestKeptSpeedup(const std::vector<KbEntry>& entries,
         !e.controlled || corrected.count(e.uid) > 0) {
       continue;
     }
-    double s = goal == Goal::kMax ? 1 + *e.gain : (*e.gain < 1 ? 1 / (1 - *e.gain) : 0);
+    double s = SpeedupOfGain(*e.gain, goal);
     if (!std::isfinite(s) || s <= 0) continue;
     if (!best || s > *best) best = s;
   }

@@ -25,6 +25,12 @@ struct MetricSource {
 };
 
 enum class Goal { kMax, kMin };
+// The speedup a relative gain (critic/gate.h RelativeGain, > 0 better) stands for: the ratio of
+// the two metrics oriented so that > 1 is better; 0 when undefined (a time cut by 100% or more).
+inline double SpeedupOfGain(double gain, Goal goal) {
+  if (goal == Goal::kMax) return 1 + gain;
+  return gain < 1 ? 1 / (1 - gain) : 0;
+}
 
 // What a benchmark run holds fixed ([metric] fixed). A fixed-work run (N iterations, one
 // request set) takes less wall time when it gets faster, so its command's duration witnesses

@@ -461,8 +461,7 @@ std::map<std::string, double> MeasuredSlowdowns(const Tree& tree, NodeId incumbe
     }
     // The gain is relative to the parent's median, of time or of throughput (gate.h); the
     // interval and the median are different statistics, so a median above it counts as 1.
-    const double g = std::min(*x->gain, 0.0);
-    out[key] = goal == Goal::kMax ? std::max(0.0, 1 + g) : 1 / (1 - g);
+    out[key] = std::max(0.0, SpeedupOfGain(std::min(*x->gain, 0.0), goal));
   }
   return out;
 }

@@ -23,13 +23,12 @@ namespace {
 // more repetitions), a refresh, a retry of a lost run, a drop or swap, a fix search or a stack.
 double MeasuredAlone(const Tree& tree, const std::map<std::string, double>& slowdowns,
                      const Node& n) {
+  if (DroppedKey(n) || IsGroup(n)) return 1;
   const std::optional<Move> move = MoveOf(n);
-  const bool alone = !CompanionKey(n) && !DroppedKey(n) && !IsGroup(n) && !tree.IsBranch(n) &&
+  const bool alone = !CompanionKey(n) && !tree.IsBranch(n) &&
                      (move == Move::kRevisit || move == Move::kRetune ||
                       move == Move::kIntrospect || move == Move::kCarry);
-  const bool together =
-      !DroppedKey(n) && !IsGroup(n) && (move == Move::kPair || move == Move::kFollowUp);
-  if (!alone && !together) return 1;
+  if (!alone && move != Move::kPair && move != Move::kFollowUp) return 1;
   double m = 1;
   auto side = [&](const std::string& key) {
     auto it = slowdowns.find(key);
@@ -59,15 +58,16 @@ std::vector<ScoredCandidate> Selector::Score(const std::optional<Profile>& profi
   // A re-try of ideas that lost clearly alone before promises what the prior promised times
   // what they measured (moves.h MeasuredSlowdowns); 1 for every other candidate.
   std::vector<double> measured(applicable.size(), 1.0);
-  const std::map<std::string, double> slowdowns =
-      MeasuredSlowdowns(tree_, inc_id, spec_.metric.goal);
+  // Walked from the path only when something waits: most choices re-queue nothing.
+  std::optional<std::map<std::string, double>> slowdowns;
   for (const Node* c : tree_.Below(inc_id)) {
     if (c->outcome != Outcome::kPending) continue;
     const ActionSpec* action = catalog_.FindAction(c->action_id);
     if (action == nullptr) continue;
     applicable.push_back(Candidate{action, c->value, c->CandidateKey()});
     pending.push_back(c->id);
-    measured.push_back(MeasuredAlone(tree_, slowdowns, *c));
+    if (!slowdowns) slowdowns = MeasuredSlowdowns(tree_, inc_id, spec_.metric.goal);
+    measured.push_back(MeasuredAlone(tree_, *slowdowns, *c));
   }
   const Node* inc = tree_.Find(inc_id);
   double m_gap =
