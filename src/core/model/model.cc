@@ -192,6 +192,7 @@ bool AgentNote::empty() const {
 namespace {
 constexpr std::string_view kWithPrefix = "with:";
 constexpr std::string_view kWithoutPrefix = "without:";
+constexpr std::string_view kRerunPrefix = "rerun:";
 
 // The first flag "<prefix><value>", without copying it: keys are asked for on hot paths.
 const std::string* FlagWithPrefix(const Node& node, std::string_view prefix) {
@@ -217,15 +218,25 @@ std::string Node::CandidateKey() const {
 
 std::optional<std::string> CompanionKey(const Node& node) { return FlagValue(node, kWithPrefix); }
 
-std::vector<std::string> CompanionKeys(const Node& node) {
+namespace {
+
+std::vector<std::string> FlagValues(const Node& node, std::string_view prefix) {
   std::vector<std::string> out;
   for (const std::string& f : node.critic.flags) {
-    if (f.size() > kWithPrefix.size() && f.compare(0, kWithPrefix.size(), kWithPrefix) == 0) {
-      out.push_back(f.substr(kWithPrefix.size()));
+    if (f.size() > prefix.size() && f.compare(0, prefix.size(), prefix) == 0) {
+      out.push_back(f.substr(prefix.size()));
     }
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<std::string> CompanionKeys(const Node& node) { return FlagValues(node, kWithPrefix); }
+
+std::vector<std::string> RerunKeys(const Node& node) { return FlagValues(node, kRerunPrefix); }
+
+std::string RerunFlag(std::string_view key) { return std::string(kRerunPrefix) + std::string(key); }
 
 std::optional<std::string> DroppedKey(const Node& node) { return FlagValue(node, kWithoutPrefix); }
 

@@ -238,6 +238,12 @@ std::string CompanionFlag(std::string_view key);  // "with:<key>"
 // Everything that asks what a node removes asks RemovedKeys.
 std::optional<std::string> DroppedKey(const Node& node);
 std::string DropFlag(std::string_view key);  // "without:<key>"
+// A node built on a state that holds a kept `refresh` action (a command deriving files from the
+// state it runs on, such as a PGO profile) runs that command again on top of its own change
+// (moves.h, RefreshesToRun), so that it is measured as it would be kept; each such action's key
+// is the node's flag "rerun:<key>". It applies no new idea: AppliedKeys leaves it out.
+std::vector<std::string> RerunKeys(const Node& node);
+std::string RerunFlag(std::string_view key);  // "rerun:<key>"
 // "id[value]" → {id, value}; "id" → {id, ""}.
 std::pair<std::string, std::string> SplitCandidateKey(std::string_view key);
 // The action ids and candidate keys a node applies: its own, and its companion's.

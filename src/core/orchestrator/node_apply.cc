@@ -68,6 +68,23 @@ SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
   return r;
 }
 
+SpecialistResult RunAfter(Specialist* specialist, SpecialistResult done,
+                          const std::vector<Task>& after) {
+  for (const Task& t : after) {
+    if (done.status != SpecialistResult::Status::kApplied) break;
+    Task task = t;
+    task.parent_overlay = done.overlay;
+    SpecialistResult r = specialist->Implement(task);
+    const std::string key = CandidateKey(t.action->id, t.value);
+    if (r.status != SpecialistResult::Status::kApplied) {
+      r.diagnosis = "run again on top (refresh = true), " + key + ": " + r.diagnosis;
+    }
+    r.summary = key + " run again on the new state (refresh = true): " + r.summary;
+    done = Chain(std::move(done), "the change", std::move(r));
+  }
+  return done;
+}
+
 Orchestrator::Companion Orchestrator::CompanionTasks(const Node& node, const std::string& worktree,
                                                      std::deque<ActionSpec>* copies) {
   Companion out;
@@ -83,6 +100,16 @@ Orchestrator::Companion Orchestrator::CompanionTasks(const Node& node, const std
     // A swap's companion goes on top of the parent's state without the change it replaces.
     if (DroppedKey(node)) task.parent_overlay = Drop(node).overlay;
     out.tasks.push_back(std::move(task));
+  }
+  for (const std::string& key : RefreshesToRun(tree_, catalog_, node)) {
+    auto [id, value] = SplitCandidateKey(key);
+    const ActionSpec* action = catalog_.FindAction(id);
+    if (action == nullptr) continue;  // not found: KeptRefreshes read it in the catalog
+    copies->push_back(*action);
+    Node as = node;
+    as.action_id = id;
+    as.value = value;
+    out.after.push_back(MakeTask(as, &copies->back(), worktree));
   }
   return out;
 }
@@ -128,7 +155,6 @@ Status Orchestrator::StepApply(Node* node) {
     return Finish(node, Outcome::kPruned,
                   "action '" + node->action_id + "' is no longer in the campaign file", "vetoed");
   }
-  if (DroppedKey(*node) && !CompanionKey(*node)) return RecordApply(node, Drop(*node));
   std::deque<ActionSpec> companions;
   Companion first = CompanionTasks(*node, worktree, &companions);  // applied first
   if (!first.missing.empty()) {
@@ -136,11 +162,16 @@ Status Orchestrator::StepApply(Node* node) {
                   "its companion " + first.missing + " is no longer in the campaign file",
                   "vetoed");
   }
+  Specialist* s = ports_.specialist;
+  if (DroppedKey(*node) && !CompanionKey(*node)) {
+    return RecordApply(node, RunAfter(s, Drop(*node), first.after));
+  }
   if (std::optional<std::string> dropped = DroppedKey(*node)) {  // a swap
-    return RecordApply(node, ImplementSwap(ports_.specialist, first.tasks.front(), *dropped));
+    return RecordApply(node,
+                       RunAfter(s, ImplementSwap(s, first.tasks.front(), *dropped), first.after));
   }
   Task own = MakeTask(*node, action, worktree);
-  return RecordApply(node, ImplementPair(ports_.specialist, first.tasks, std::move(own)));
+  return RecordApply(node, RunAfter(s, ImplementPair(s, first.tasks, std::move(own)), first.after));
 }
 
 Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
@@ -181,6 +212,13 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
       break;
   }
   node->overlay = r.overlay;
+  // What it ran again on top (CompanionTasks' `after`, from the same parent state), named on it
+  // afresh: a node re-dispatched onto a new incumbent ran what that state holds.
+  std::erase_if(node->critic.flags,
+                [](const std::string& f) { return f.rfind(RerunFlag(""), 0) == 0; });
+  for (const std::string& key : RefreshesToRun(tree_, catalog_, *node)) {
+    AddFlag(node, RerunFlag(key));
+  }
   std::string with;
   if (tree_.IsBranch(*node)) with = tree_.Find(node->parent)->CandidateKey() + " + ";
   for (const std::string& c : CompanionKeys(*node)) with += c + " + ";

@@ -207,6 +207,7 @@ class Orchestrator {
     // their actions (a deque: the tasks point at them) and their tasks.
     std::deque<ActionSpec> companions;
     std::vector<Task> companion_tasks;
+    std::vector<Task> after_tasks;  // Companion::after
     std::future<SpecialistResult> result;
     std::optional<SpecialistResult> ready;  // taken from `result` by RecordReady
   };
@@ -224,9 +225,11 @@ class Orchestrator {
   // A pair node's companion tasks (same node, worktree and parent; each companion's action and
   // value; for a swap, on the parent's overlay without the dropped change): one for a pair or a
   // swap, several for a bundle, none for a plain node. The tasks point at the companions'
-  // actions copied into `*copies`, which the caller keeps alive as long as them.
+  // actions copied into `*copies`, which the caller keeps alive as long as them. `after`: the
+  // refreshes the node runs again on top of its change (moves.h RefreshesToRun), in path order.
   struct Companion {
     std::vector<Task> tasks;
+    std::vector<Task> after;
     std::string missing;  // a companion that left the catalog ("" when none did)
   };
   Companion CompanionTasks(const Node& node, const std::string& worktree,
@@ -387,5 +390,8 @@ SpecialistResult ImplementPair(Specialist* specialist, const std::vector<Task>& 
 // state without the change `dropped` (its task's parent overlay).
 SpecialistResult ImplementSwap(Specialist* specialist, const Task& companion,
                                const std::string& dropped);
+// `done` (applied) with each of `after` (Companion::after) run on top of it in turn.
+SpecialistResult RunAfter(Specialist* specialist, SpecialistResult done,
+                          const std::vector<Task>& after);
 
 }  // namespace arbor

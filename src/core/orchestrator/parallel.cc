@@ -28,21 +28,30 @@ Status Orchestrator::Launch(NodeId id) {
   auto flight = std::make_unique<InFlight>();
   flight->action = *action;
   flight->task = MakeTask(*node, &flight->action, wt);
-  if (DroppedKey(*node) && !CompanionKey(*node)) {  // nothing to implement: its overlay is known
+  Companion companion = CompanionTasks(*node, wt, &flight->companions);
+  if (!companion.missing.empty()) return {};  // StepApply finishes it as pruned
+  flight->companion_tasks = std::move(companion.tasks);
+  flight->after_tasks = std::move(companion.after);
+  const bool drop = DroppedKey(*node) && !CompanionKey(*node);
+  if (drop && flight->after_tasks.empty()) {  // nothing to implement: its overlay is known
     flight->ready = Drop(*node);
     in_flight_[id] = std::move(flight);
     return {};
   }
-  Companion companion = CompanionTasks(*node, wt, &flight->companions);
-  if (!companion.missing.empty()) return {};  // StepApply finishes it as pruned
-  flight->companion_tasks = std::move(companion.tasks);
   Specialist* specialist = ports_.specialist;
   const Task* task = &flight->task;
   const std::vector<Task>* first = &flight->companion_tasks;
+  const std::vector<Task>* after = &flight->after_tasks;
+  std::optional<SpecialistResult> dropped_state;  // a drop's overlay, known now
+  if (drop) dropped_state = Drop(*node);
   const std::optional<std::string> dropped = DroppedKey(*node);  // a swap
-  flight->result = std::async(std::launch::async, [specialist, task, first, dropped] {
-    if (dropped && !first->empty()) return ImplementSwap(specialist, first->front(), *dropped);
-    return ImplementPair(specialist, *first, *task);
+  flight->result = std::async(std::launch::async, [specialist, task, first, after, dropped,
+                                                   state = std::move(dropped_state)]() mutable {
+    if (state) return RunAfter(specialist, std::move(*state), *after);
+    if (dropped && !first->empty()) {
+      return RunAfter(specialist, ImplementSwap(specialist, first->front(), *dropped), *after);
+    }
+    return RunAfter(specialist, ImplementPair(specialist, *first, *task), *after);
   });
   in_flight_[id] = std::move(flight);
   return {};

@@ -334,6 +334,20 @@ std::vector<const Candidate*> UnmeasuredDependents(const Tree& tree, const Catal
 // were waiting beside it are offered again (and only those). None for an action whose refresh
 // is running under the old incumbent (a parallel batch's node, re-dispatched onto the keep).
 std::vector<Requeue> Refreshes(const Tree& tree, const Catalog& catalog, NodeId kept);
+// The changes in the state of `state` whose action declares `refresh = true`: per action, the
+// latest node that ran its command (applied it, or ran it again: model.h RerunKeys) and the
+// key, in path order. A drop of the change takes it out.
+struct KeptRefresh {
+  NodeId node = kNoNode;
+  std::string key;
+};
+std::vector<KeptRefresh> KeptRefreshes(const Tree& tree, const Catalog& catalog, NodeId state);
+// What a node runs again on top of its own change (model.h RerunKeys): the refreshes in its
+// parent's state that it neither applies itself (a refresh, a pair with one) nor takes out (a
+// drop). Measured so, a candidate on a PGO-built state is judged with a profile trained on it,
+// not on a state without it: a stale profile made every change measured after the demo's PGO
+// lose 7-61%, knobs that change no code included (docs/search.md, step 2).
+std::vector<std::string> RefreshesToRun(const Tree& tree, const Catalog& catalog, const Node& node);
 // Whether `node` runs a refresh: a Move::kRefresh node, or a re-measure of one (which keeps the
 // flag "move:refresh" after its own "move:remeasure").
 bool IsRefresh(const Node& node);

@@ -13,6 +13,46 @@ namespace arbor {
 
 bool IsRefresh(const Node& node) { return HasFlag(node, MoveFlag(Move::kRefresh)); }
 
+std::vector<KeptRefresh> KeptRefreshes(const Tree& tree, const Catalog& catalog, NodeId state) {
+  auto refreshing = [&](const std::string& key) {
+    const ActionSpec* a = catalog.FindAction(SplitCandidateKey(key).first);
+    return a != nullptr && a->refresh;
+  };
+  std::vector<KeptRefresh> out;  // per action id, the latest node that ran it
+  auto forget = [&](const std::string& id) {
+    out.erase(
+        std::remove_if(out.begin(), out.end(),
+                       [&](const KeptRefresh& r) { return SplitCandidateKey(r.key).first == id; }),
+        out.end());
+  };
+  for (const Node* n : tree.StateNodes(state)) {
+    // Defensive: only an environment overlay can be dropped today, and `refresh` needs `run`.
+    for (const std::string& key : RemovedKeys(*n)) forget(SplitCandidateKey(key).first);
+    std::vector<std::string> keys = CompanionKeys(*n);
+    if (!DroppedKey(*n)) keys.push_back(n->CandidateKey());
+    for (const std::string& key : RerunKeys(*n)) keys.push_back(key);
+    for (const std::string& key : keys) {
+      if (!refreshing(key)) continue;
+      forget(SplitCandidateKey(key).first);
+      out.push_back({n->id, key});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> RefreshesToRun(const Tree& tree, const Catalog& catalog,
+                                        const Node& node) {
+  if (node.parent == kNoNode) return {};
+  std::vector<std::string> own = AppliedKeys(node);  // (re)run by the node itself
+  for (std::string& k : RemovedKeys(node)) own.push_back(std::move(k));  // or taken out
+  std::vector<std::string> out;
+  for (const KeptRefresh& r : KeptRefreshes(tree, catalog, node.parent)) {
+    const std::string id = SplitCandidateKey(r.key).first;
+    if (std::find(own.begin(), own.end(), id) == own.end()) out.push_back(r.key);
+  }
+  return out;
+}
+
 std::vector<Requeue> Refreshes(const Tree& tree, const Catalog& catalog, NodeId kept) {
   const Node* k = tree.Find(kept);
   if (k == nullptr) return {};
@@ -28,35 +68,21 @@ std::vector<Requeue> Refreshes(const Tree& tree, const Catalog& catalog, NodeId 
   // again would let two such actions refresh each other without end.
   const std::optional<std::set<std::string>> only =
       IsRefresh(*k) ? std::optional<std::set<std::string>>(waiting) : std::nullopt;
-  const std::vector<std::string> fresh = AppliedKeys(*k);  // ids and keys the keep (re)applied
-  auto refreshing = [&](const std::string& key) {
-    const ActionSpec* a = catalog.FindAction(SplitCandidateKey(key).first);
-    return a != nullptr && a->refresh;
-  };
-  // Per action id: the latest kept node on the path that ran it, and its candidate key.
-  std::map<std::string, std::pair<const Node*, std::string>> latest;
-  for (const Node* n : tree.Path(kept)) {
-    if (n->id == kRootId || n->id == kept || n->outcome != Outcome::kKept) continue;
-    // Defensive: only an environment overlay can be dropped today, and `refresh` needs `run`.
-    for (const std::string& key : RemovedKeys(*n)) latest.erase(key);
-    if (DroppedKey(*n) && !CompanionKey(*n)) continue;  // a drop applies nothing
-    std::vector<std::string> keys = CompanionKeys(*n);
-    if (!DroppedKey(*n)) keys.push_back(n->CandidateKey());
-    for (const std::string& key : keys) {
-      if (refreshing(key)) latest[SplitCandidateKey(key).first] = {n, key};
-    }
-  }
+  // Ids and keys the keep (re)applied, or ran again on top of its change: fresh.
+  std::vector<std::string> fresh = AppliedKeys(*k);
+  for (const std::string& key : RerunKeys(*k)) fresh.push_back(SplitCandidateKey(key).first);
   std::vector<Requeue> out;
-  for (const auto& [id, ran] : latest) {
-    if (std::find(fresh.begin(), fresh.end(), id) != fresh.end()) continue;
+  for (const KeptRefresh& ran : KeptRefreshes(tree, catalog, kept)) {
+    const std::string id = SplitCandidateKey(ran.key).first;
+    if (ran.node == kept || std::find(fresh.begin(), fresh.end(), id) != fresh.end()) continue;
     if (only && !only->count(id)) continue;
     if (running.count(id)) continue;  // re-dispatched onto the keep (parallel.cc)
     Requeue q;
-    q.from = ran.first->id;
-    q.key = ran.second;
+    q.from = ran.node;
+    q.key = ran.key;
     q.move = Move::kRefresh;
-    q.reason = "#" + std::to_string(kept) + " changed the state " + ran.second + " derived its " +
-               "files from at #" + std::to_string(ran.first->id) + " (refresh = true): run again";
+    q.reason = "#" + std::to_string(kept) + " changed the state " + ran.key + " derived its " +
+               "files from at #" + std::to_string(ran.node) + " (refresh = true): run again";
     out.push_back(std::move(q));
   }
   return out;

@@ -115,6 +115,55 @@ TEST(MovesTest, RefreshesOfTwoActionsNeitherLoopNorGetLost) {
   EXPECT_EQ(Refreshed(tree, catalog, 10), std::vector<std::string>{"tune from #8"});
 }
 
+// A node built on a state that holds a kept refresh action runs it again on top of its own
+// change (RefreshesToRun), so that it is measured with files derived from itself; its keep then
+// needs no refresh. Not for the change itself (a refresh, or a pair with it), not for one it
+// takes out, and on a branch's state for what the branch applied.
+TEST(MovesTest, ANodeOnAStateWithARefreshActionRunsItAgainOnItsOwnChange) {
+  std::vector<ActionSpec> actions = {RunAction("pgo", true), RunAction("tune", true),
+                                     RunAction("codegen", false), Env("flag.f", "F"),
+                                     Env("flag.g", "G")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, kRootId, "codegen", "", Outcome::kKept, 1));
+  Node before = MakeNode(3, 2, "flag.f", "", Outcome::kPending, 0);
+  EXPECT_TRUE(RefreshesToRun(tree, catalog, before).empty());  // no refresh action kept yet
+  tree.Upsert(MakeNode(4, 2, "pgo", "", Outcome::kKept, 2));
+  tree.Upsert(MakeNode(5, 4, "tune", "", Outcome::kReverted, 3));  // reverted: not in the state
+  Node f = MakeNode(6, 4, "flag.f", "", Outcome::kPending, 0);
+  EXPECT_EQ(RefreshesToRun(tree, catalog, f), std::vector<std::string>{"pgo"});
+  Node refresh = MakeNode(7, 4, "pgo", "", Outcome::kPending, 0);
+  refresh.critic.flags = {MoveFlag(Move::kRefresh)};
+  EXPECT_TRUE(RefreshesToRun(tree, catalog, refresh).empty());
+  Node pair = MakeNode(8, 4, "flag.g", "", Outcome::kPending, 0);
+  pair.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("pgo")};
+  EXPECT_TRUE(RefreshesToRun(tree, catalog, pair).empty());
+  Node drop = MakeNode(9, 4, "pgo", "", Outcome::kPending, 0);
+  drop.critic.flags = {MoveFlag(Move::kDrop), DropFlag("pgo")};
+  EXPECT_TRUE(RefreshesToRun(tree, catalog, drop).empty());
+
+  // f kept, having run pgo again: fresh, so its keep queues no refresh, and the latest run of
+  // pgo on the path is f's. Both refresh actions kept: each runs again, in path order.
+  f.outcome = Outcome::kKept;
+  f.step = Step::kDone;
+  f.critic.flags = {RerunFlag("pgo")};
+  tree.Upsert(f);
+  EXPECT_TRUE(Refreshed(tree, catalog, 6).empty());
+  tree.Upsert(MakeNode(10, 6, "tune", "", Outcome::kKept, 4));
+  EXPECT_EQ(Refreshed(tree, catalog, 10), std::vector<std::string>{"pgo from #6"});
+  Node g = MakeNode(11, 10, "flag.g", "", Outcome::kPending, 0);
+  EXPECT_EQ(RefreshesToRun(tree, catalog, g), (std::vector<std::string>{"pgo", "tune"}));
+  // On a reverted node's state (a branch's), what that node applied is in the state too.
+  Node off = MakeNode(12, 2, "flag.g", "", Outcome::kReverted, 5);
+  off.critic.flags = {MoveFlag(Move::kPair), CompanionFlag("tune")};
+  tree.Upsert(off);
+  Node branch = MakeNode(13, 12, "flag.f", "1", Outcome::kPending, 0);
+  branch.critic.flags = {std::string(kBranchFlag)};
+  tree.Upsert(branch);
+  EXPECT_EQ(RefreshesToRun(tree, catalog, branch), std::vector<std::string>{"tune"});
+}
+
 // Defensive: only environment overlays are dropped today, and `refresh` needs a `run` action.
 TEST(MovesTest, NoRefreshOfAChangeAKeptDropTookOut) {
   ActionSpec train = RunAction("tune.t", true);

@@ -260,14 +260,23 @@ bool Tree::IsBranchState(NodeId id) const {
   return n != nullptr && IsBranch(*n);
 }
 
-std::set<std::string> Tree::Applied(NodeId id, bool with_branch) const {
-  std::set<std::string> applied;
+std::vector<const Node*> Tree::StateNodes(NodeId id) const { return Appliers(id, true); }
+
+std::vector<const Node*> Tree::Appliers(NodeId id, bool with_branch) const {
+  std::vector<const Node*> out;
   const NodeId base = with_branch ? BaseOf(id) : kNoNode;
   bool in_branch = false;  // below the base: every node's change is in the state
   for (const Node* n : Path(id)) {
     const bool applies = in_branch || (n->id != kRootId && n->outcome == Outcome::kKept);
     if (base != kNoNode && n->id == base) in_branch = true;
-    if (!applies) continue;
+    if (applies) out.push_back(n);
+  }
+  return out;
+}
+
+std::set<std::string> Tree::Applied(NodeId id, bool with_branch) const {
+  std::set<std::string> applied;
+  for (const Node* n : Appliers(id, with_branch)) {
     for (std::string& k : AppliedKeys(*n)) applied.insert(std::move(k));
     for (const std::string& k : RemovedKeys(*n)) applied.erase(k);
   }

@@ -75,6 +75,8 @@ class Tree {
   // The same for the state of any node: its BranchPath counts whatever its outcome (a reverted
   // pair's state holds both sides).
   std::set<std::string> StateKeys(NodeId id) const;
+  // The nodes whose changes make up the state of `id` (those StateKeys reads), root to `id`.
+  std::vector<const Node*> StateNodes(NodeId id) const;
   // Candidate keys of the children (pruned ones excepted) of every node on the path of `id`:
   // what was already tried from this state or an ancestor state (failures propagate down).
   std::set<std::string> TriedAlongPath(NodeId id) const;
@@ -119,6 +121,7 @@ class Tree {
   int CountNonKeptAfter(const std::optional<SeqKey>& after) const;
   bool IsBranchState(NodeId id) const;
   std::set<std::string> Applied(NodeId id, bool with_branch) const;
+  std::vector<const Node*> Appliers(NodeId id, bool with_branch) const;
 
   uint64_t uid_;
   std::unordered_map<NodeId, Node> nodes_;
