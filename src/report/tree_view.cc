@@ -100,6 +100,8 @@ void AppendAsciiLine(const Node& n, bool on_incumbent_path, const AsciiOptions& 
   if (HasFlag(n, "move:refresh")) {
     out += "  refresh of #" + std::to_string(n.critic.requeued_from) + " on a newer state";
   }
+  // What it ran again on top of its change (model.h RerunKeys: refresh = true).
+  for (const std::string& key : RerunKeys(n)) out += "  + " + key + " again";
   if (ShowsDiagnosis(n)) out += "  — " + report::Shorten(n.diagnosis, kDiagnosisChars);
   out += '\n';
 }

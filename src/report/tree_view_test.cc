@@ -64,6 +64,18 @@ TEST(TreeAsciiTest, ARefreshNamesTheChangeItRunsAgain) {
   EXPECT_EQ(out.find("#2 compiler.pgo  kept  refresh"), std::string::npos) << out;
 }
 
+// A node on a state with a kept refresh action ran it again on top of its change: the tree
+// says so, without reading as a pair.
+TEST(TreeAsciiTest, ANodeThatRanARefreshActionAgainSaysSo) {
+  std::vector<Node> nodes = {MakeNode(1, kNoNode, "baseline", Outcome::kBaseline, 0),
+                             MakeNode(2, 1, "compiler.pgo", Outcome::kKept, 1),
+                             MakeNode(3, 2, "compiler.fast-math", Outcome::kKept, 2)};
+  nodes[2].critic.flags = {"rerun:compiler.pgo"};
+  const std::string out = TreeAscii(nodes);
+  EXPECT_NE(out.find("*#3 compiler.fast-math  kept  + compiler.pgo again\n"), std::string::npos)
+      << out;
+}
+
 // A pair or a stack is one change made of several: the tree names every part, companions first.
 TEST(TreeAsciiTest, APairOrAStackNamesEveryChangeItApplies) {
   std::vector<Node> nodes = {MakeNode(1, kNoNode, "baseline", Outcome::kBaseline, 0),
