@@ -106,6 +106,9 @@ std::vector<Node> Orchestrator::MovesAtKeep(const Node& kept) {
     for (Requeue& q : Neighbours(tree_, catalog_, kept.id)) {
       if (!queued.count(CandidateKey(kept.action_id, *q.value))) moves.push_back(std::move(q));
     }
+    for (Requeue& q : RetunesAtLargeKeep(tree_, catalog_, kept.id)) {
+      if (!queued.count(RetriedKey(tree_, q))) moves.push_back(std::move(q));
+    }
     // A kept pair: is each side needed? One may be a passenger of the other's gain. (Not a
     // kept swap: the drop of its change was measured, and lost, at the same incumbent.) The
     // same for each change of a kept branch.

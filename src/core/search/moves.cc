@@ -294,6 +294,35 @@ std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId
   return out;
 }
 
+std::vector<Requeue> RetunesAtLargeKeep(const Tree& tree, const Catalog& catalog, NodeId kept) {
+  const Node* k = tree.Find(kept);
+  if (k == nullptr || !k->gain || *k->gain < kLargeKeep) return {};
+  const std::vector<const Node*> path = tree.Path(kept);
+  Eligibility eligible(tree, catalog, kept);
+  const OwnTries tries(tree, path);
+  std::vector<Requeue> out;
+  for (const auto& [id, at] : moves_detail::LastKeptValues(path)) {
+    if (at->id == kept) continue;  // its own value: Neighbours
+    const ActionSpec* action = catalog.FindAction(id);
+    if (action == nullptr) continue;
+    const auto& vs = action->values;
+    const auto v = std::find(vs.begin(), vs.end(), at->value);
+    if (v == vs.end()) continue;
+    auto offer = [&](const std::string& value) {
+      const std::string key = CandidateKey(id, value);
+      if (tries.BacksOff(key) || !eligible.TakeRetune(key)) return;
+      out.push_back({at->id,
+                     "#" + std::to_string(kept) + " gained " + Percent(*k->gain) + "; " + id + "=" +
+                         at->value + " was kept before it in #" + std::to_string(at->id) +
+                         ", so its neighbour " + value + " is measured again on top",
+                     value, Move::kRetune});
+    };
+    if (v + 1 != vs.end()) offer(*(v + 1));
+    if (v != vs.begin()) offer(*(v - 1));
+  }
+  return out;
+}
+
 std::vector<Requeue> LineStep(const Tree& tree, const Catalog& catalog, NodeId incumbent,
                               const Node& reverted) {
   if (!RevertedForNoGain(reverted) || MoveOf(reverted) != Move::kRetune || CompanionKey(reverted) ||

@@ -119,6 +119,11 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
 // nothing else is left (Revisit). A neighbour already tried from a state on the path backs
 // off as Revisit's do; one the constraints rule out is pruned when it comes up.
 std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept);
+// At a keep that changed the whole program by kLargeKeep or more: the neighbours of every other
+// parameter's value kept earlier on the path, as re-tunes on top of it (the best batch size
+// after -O3 is not the best before it). Backs off as Neighbours does.
+inline constexpr double kLargeKeep = 0.25;
+std::vector<Requeue> RetunesAtLargeKeep(const Tree& tree, const Catalog& catalog, NodeId kept);
 
 // At the revert of a line-search step (a re-tune of a parameter kept on `incumbent`'s path,
 // not a pair) that measured no gain but no clear loss (its 95% interval reaches 1): the next

@@ -95,6 +95,44 @@ TEST(MovesTest, RevisitAndRetuneAreOncePerIncumbentNotOncePerCampaign) {
   EXPECT_EQ(later[0].move, Move::kRevisit);
 }
 
+// A keep that changed the whole program a lot re-tunes the parameters kept before it: batch 8
+// kept at -O1, batch 16 lost there; after -O3 (+63%) both neighbours are measured again. A
+// small keep does not, nor is the keep's own parameter offered twice (Neighbours' job).
+TEST(MovesTest, ALargeKeepReTunesTheParametersKeptBeforeIt) {
+  std::vector<ActionSpec> actions = {Valued("batch", {"4", "8", "16"}), Valued("opt", {"O2", "O3"}),
+                                     Env("flag.x", "X")};
+  Catalog catalog(actions);
+  Tree tree;
+  tree.Upsert(MakeNode(kRootId, kNoNode, "baseline", "", Outcome::kBaseline, 0));
+  tree.Upsert(MakeNode(2, 1, "batch", "8", Outcome::kKept, 1));
+  Node sixteen = MakeNode(3, 2, "batch", "16", Outcome::kReverted, 2);
+  sixteen.gain = -0.04;
+  tree.Upsert(sixteen);
+  Node small = MakeNode(4, 2, "flag.x", "", Outcome::kKept, 3);
+  small.gain = 0.10;
+  tree.Upsert(small);
+  EXPECT_TRUE(RetunesAtLargeKeep(tree, catalog, 4).empty());
+  Node o3 = MakeNode(5, 4, "opt", "O3", Outcome::kKept, 4);
+  o3.gain = 0.63;
+  tree.Upsert(o3);
+  std::vector<std::string> got;
+  for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 5)) {
+    EXPECT_EQ(q.move, Move::kRetune);
+    EXPECT_EQ(q.from, 2);
+    got.push_back(RetriedKey(tree, q));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"batch[16]", "batch[4]"}));
+  // batch 16 tried twice on the path: it waits for two keeps after its latest try.
+  Node again = MakeNode(6, 5, "batch", "16", Outcome::kReverted, 5);
+  tree.Upsert(again);
+  Node large = MakeNode(7, 5, "flag.x", "", Outcome::kKept, 6);
+  large.gain = 0.40;
+  tree.Upsert(large);
+  got.clear();
+  for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 7)) got.push_back(RetriedKey(tree, q));
+  EXPECT_EQ(got, (std::vector<std::string>{"batch[4]", "opt[O2]"}));
+}
+
 TEST(MovesTest, AKeptValueQueuesItsNeighboursAtOnce) {
   std::vector<ActionSpec> actions = {Valued("tile", {"1", "2", "4", "8", "16"}),
                                      Env("flag.x", "X")};
