@@ -18,7 +18,9 @@ namespace {
 // F = 1 on top of it, with the file left as it was, loses (+50 - 70: 110 against 130), as a
 // change measured on a stale PGO profile does; with `train` run again on top of it, it pays
 // (180).
-std::string Campaign(bool refresh, int parallel) {
+constexpr const char* kTrain = "echo \"${F:-0}\" > derived.txt";
+
+std::string Campaign(bool refresh, int parallel, const std::string& train) {
   return std::string(
              "[campaign]\nname = \"refresh\"\nworkspace = \".\"\n\n"
              "[target]\nbuild = \"true\"\ncheck = \"true\"\nbench = \"sh bench.sh\"\n\n"
@@ -28,13 +30,14 @@ std::string Campaign(bool refresh, int parallel) {
              std::to_string(parallel) +
              "\n\n"
              "[[action]]\nid = \"train\"\nlayer = \"compiler\"\nspeedup = 1.3\n") +
-         (refresh ? "refresh = true\n" : "") +
-         "apply = { run = 'echo \"${F:-0}\" > derived.txt' }\n\n"
+         (refresh ? "refresh = true\n" : "") + "apply = { run = '" + train +
+         "' }\n\n"
          "[[action]]\nid = \"knob.f\"\nlayer = \"application\"\nspeedup = 1.2\n"
          "apply = { env = { F = \"1\" } }\n";
 }
 
-void WriteTarget(TempWorkspace* ws, bool refresh, int parallel = 1) {
+void WriteTarget(TempWorkspace* ws, bool refresh, int parallel = 1,
+                 const std::string& train = kTrain) {
   ws->Write("bench.sh",
             "#!/bin/sh\n"
             "f=${F:-0}; v=100\n"
@@ -43,7 +46,7 @@ void WriteTarget(TempWorkspace* ws, bool refresh, int parallel = 1) {
             "  if [ \"$(cat derived.txt)\" = \"$f\" ]; then v=$((v + 30)); else v=$((v - 40)); fi\n"
             "fi\n"
             "echo \"{\\\"v\\\": $v}\"\n");
-  ws->Write("arbor.toml", Campaign(refresh, parallel));
+  ws->Write("arbor.toml", Campaign(refresh, parallel, train));
   ws->CommitAll();
 }
 
@@ -88,6 +91,32 @@ TEST_P(IntegrationRefreshP, AChangeOnAStateWithADerivedFileIsMeasuredWithTheFile
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallel, IntegrationRefreshP, ::testing::Values(1, 2));
+
+// The command run again fails on the knob's state (as a PGO training run may): the knob's node
+// fails at its apply step, says where, and publishes no constraint against the knob, whose
+// failure it was not alone.
+TEST(IntegrationRefresh, ACommandRunAgainThatFailsIsNoEvidenceAgainstTheChange) {
+  TempWorkspace ws;
+  WriteTarget(
+      &ws, /*refresh=*/true, 1,
+      "[ \"${F:-0}\" = 1 ] && { echo training crashed >&2; exit 3; }; " + std::string(kTrain));
+  ProcResult run = ws.Arbor({"run", "arbor.toml", "--quiet"}, {}, 300);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  std::vector<TreeNode> nodes = LoadTree(ws);
+  ExpectTreeInvariants(nodes);
+  const TreeNode* knob = nullptr;
+  for (const TreeNode& n : nodes) {
+    if (n.action == "knob.f" && n.outcome == "crashed" && knob == nullptr) knob = &n;
+  }
+  ASSERT_NE(knob, nullptr) << DescribeTree(nodes);
+  EXPECT_TRUE(HasFlag(*knob, "rerun:train")) << DescribeTree(nodes);
+  EXPECT_TRUE(HasFlag(*knob, "rerun-failed")) << DescribeTree(nodes);
+  EXPECT_NE(knob->diagnosis.find("run again on top (refresh = true), train"), std::string::npos)
+      << knob->diagnosis;
+  nlohmann::json shown = ws.ArborJson({"show", std::to_string(knob->id), "--json"});
+  EXPECT_TRUE(shown.value("constraints", nlohmann::json::array()).empty()) << shown.dump();
+  EXPECT_DOUBLE_EQ(BestMetric(ws), 130) << DescribeTree(nodes);
+}
 
 // The same campaign without the declaration: the knob is measured on the stale file, loses and
 // is reverted; the best stays the trained state.

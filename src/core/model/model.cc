@@ -238,6 +238,12 @@ std::vector<std::string> RerunKeys(const Node& node) { return FlagValues(node, k
 
 std::string RerunFlag(std::string_view key) { return std::string(kRerunPrefix) + std::string(key); }
 
+void ClearRerunFlags(Node* node) {
+  std::erase_if(node->critic.flags, [](const std::string& f) {
+    return f.rfind(kRerunPrefix, 0) == 0 || f == kRerunFailedFlag;
+  });
+}
+
 std::optional<std::string> DroppedKey(const Node& node) { return FlagValue(node, kWithoutPrefix); }
 
 std::string DropFlag(std::string_view key) {

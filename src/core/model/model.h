@@ -244,6 +244,10 @@ std::string DropFlag(std::string_view key);  // "without:<key>"
 // is the node's flag "rerun:<key>". It applies no new idea: AppliedKeys leaves it out.
 std::vector<std::string> RerunKeys(const Node& node);
 std::string RerunFlag(std::string_view key);  // "rerun:<key>"
+// Takes every "rerun:" flag and kRerunFailedFlag off (a node applied again on another state).
+void ClearRerunFlags(Node* node);
+// The node failed in a command it ran again, not in its own change: no evidence against it.
+inline constexpr std::string_view kRerunFailedFlag = "rerun-failed";
 // "id[value]" → {id, value}; "id" → {id, ""}.
 std::pair<std::string, std::string> SplitCandidateKey(std::string_view key);
 // The action ids and candidate keys a node applies: its own, and its companion's.

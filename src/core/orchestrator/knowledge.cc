@@ -83,9 +83,10 @@ void Orchestrator::RecordKnowledge(const std::vector<const Node*>& finished) {
     // and a drop's (its change taken out) to no candidate.
     // Nor a branch node's (its state holds its branch's changes too); a node carried onto the
     // main line by a branch was recorded alone when it finished.
-    // Nor a refresh's: it ran a change already on its path again, on a newer state.
+    // Nor a refresh's: it ran a change already on its path again, on a newer state; nor a node
+    // that failed in such a command run again on top of its change.
     if (CompanionKey(*n) || DroppedKey(*n) || tree_.IsBranch(*n) || HasFlag(*n, "carried") ||
-        IsRefresh(*n)) {
+        IsRefresh(*n) || HasFlag(*n, kRerunFailedFlag)) {
       continue;
     }
     const ActionSpec* action = catalog_.FindAction(n->action_id);

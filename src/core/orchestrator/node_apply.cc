@@ -10,6 +10,9 @@ namespace arbor {
 
 namespace {
 
+// The diagnosis of a command run again on top of the change (RunAfter) that failed.
+constexpr std::string_view kRerunFailed = "run again on top (refresh = true), ";
+
 // Folds `next`, implemented on top of `first`'s state, into one result: `next`'s overlay and
 // status, both summaries, durations, usage, findings, questions, proposals and prompts.
 SpecialistResult Chain(SpecialistResult first, const std::string& what, SpecialistResult next) {
@@ -77,10 +80,12 @@ SpecialistResult RunAfter(Specialist* specialist, SpecialistResult done,
     SpecialistResult r = specialist->Implement(task);
     const std::string key = CandidateKey(t.action->id, t.value);
     if (r.status != SpecialistResult::Status::kApplied) {
-      r.diagnosis = "run again on top (refresh = true), " + key + ": " + r.diagnosis;
+      r.diagnosis = std::string(kRerunFailed) + key + ": " + r.diagnosis;
     }
-    r.summary = key + " run again on the new state (refresh = true): " + r.summary;
-    done = Chain(std::move(done), "the change", std::move(r));
+    std::string summary = done.summary + "; then " + key +
+                          " run again on the new state (refresh = true): " + r.summary;
+    done = Chain(std::move(done), "", std::move(r));
+    done.summary = std::move(summary);
   }
   return done;
 }
@@ -103,9 +108,7 @@ Orchestrator::Companion Orchestrator::CompanionTasks(const Node& node, const std
   }
   for (const std::string& key : RefreshesToRun(tree_, catalog_, node)) {
     auto [id, value] = SplitCandidateKey(key);
-    const ActionSpec* action = catalog_.FindAction(id);
-    if (action == nullptr) continue;  // not found: KeptRefreshes read it in the catalog
-    copies->push_back(*action);
+    copies->push_back(*catalog_.FindAction(id));  // KeptRefreshes found it in the catalog
     Node as = node;
     as.action_id = id;
     as.value = value;
@@ -197,6 +200,16 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
   pending_prompt_ = r.prompt.empty() ? std::nullopt
                                      : std::optional<Mutation::Prompt>(Mutation::Prompt{
                                            node->id, "implement", std::move(r.prompt)});
+  // What it ran again on top (CompanionTasks' `after`, from the same parent state), named on it
+  // afresh: a node re-dispatched onto a new incumbent runs what that state holds. A failure
+  // there is the command's on this change, not evidence against the change in general.
+  ClearRerunFlags(node);
+  for (const std::string& key : RefreshesToRun(tree_, catalog_, *node)) {
+    AddFlag(node, RerunFlag(key));
+  }
+  if (r.status == SpecialistResult::Status::kFailed && StartsWith(r.diagnosis, kRerunFailed)) {
+    AddFlag(node, kRerunFailedFlag);
+  }
   switch (r.status) {
     case SpecialistResult::Status::kSkipped:
       return Finish(node, Outcome::kSkipped, r.diagnosis, "skipped");
@@ -212,13 +225,6 @@ Status Orchestrator::RecordApply(Node* node, SpecialistResult r) {
       break;
   }
   node->overlay = r.overlay;
-  // What it ran again on top (CompanionTasks' `after`, from the same parent state), named on it
-  // afresh: a node re-dispatched onto a new incumbent ran what that state holds.
-  std::erase_if(node->critic.flags,
-                [](const std::string& f) { return f.rfind(RerunFlag(""), 0) == 0; });
-  for (const std::string& key : RefreshesToRun(tree_, catalog_, *node)) {
-    AddFlag(node, RerunFlag(key));
-  }
   std::string with;
   if (tree_.IsBranch(*node)) with = tree_.Find(node->parent)->CandidateKey() + " + ";
   for (const std::string& c : CompanionKeys(*node)) with += c + " + ";

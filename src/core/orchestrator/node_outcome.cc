@@ -52,10 +52,12 @@ void Orchestrator::PublishConstraints(Node* node, const PublishInput& what) {
   in.node = node;
   in.action = catalog_.FindAction(node->action_id);
   // A drop's failure is no evidence against its change (it ran without it), nor is a fix
-  // group's (a fix search's, a stack: any of its companions may have caused it): the breaker
-  // only.
+  // group's (a fix search's, a stack: any of its companions may have caused it), nor a failure
+  // of a command it ran again on top (a PGO training run, RunAfter): the breaker only.
   std::vector<Constraint> published =
-      DroppedKey(*node) || IsGroup(*node) ? std::vector<Constraint>{} : PublishFor(tree_, in);
+      DroppedKey(*node) || IsGroup(*node) || HasFlag(*node, kRerunFailedFlag)
+          ? std::vector<Constraint>{}
+          : PublishFor(tree_, in);
   // The breaker looks at the tree with this node finished.
   tree_.Upsert(*node);
   for (Constraint& c : CircuitBreaker(tree_, spec_.critic.circuit_breaker, node->id)) {

@@ -84,6 +84,7 @@ Status Orchestrator::Redispatch(NodeId id, const std::string& why) {
     if (with) AddFlag(&n, CompanionFlag(*with));
   }
   n.parent = tree_.Incumbent();
+  ClearRerunFlags(&n);     // what it ran again on the old state; its apply there names its own
   DiscardLane(id);         // a build of the old state
   DiscardMeasureLane(id);  // and its measurement
   // The keep that came first may be a declared alternative of it, or its branch held what it

@@ -302,7 +302,8 @@ std::vector<Requeue> RetunesAtLargeKeep(const Tree& tree, const Catalog& catalog
   const OwnTries tries(tree, path);
   std::vector<Requeue> out;
   for (const auto& [id, at] : moves_detail::LastKeptValues(path)) {
-    if (at->id == kept) continue;  // its own value: Neighbours
+    // Its own value: Neighbours; a parameter a later drop or swap took out: none.
+    if (at->id == kept || !eligible.Applied(id)) continue;
     const ActionSpec* action = catalog.FindAction(id);
     if (action == nullptr) continue;
     const auto& vs = action->values;

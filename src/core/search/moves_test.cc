@@ -131,6 +131,16 @@ TEST(MovesTest, ALargeKeepReTunesTheParametersKeptBeforeIt) {
   got.clear();
   for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 7)) got.push_back(RetriedKey(tree, q));
   EXPECT_EQ(got, (std::vector<std::string>{"batch[4]", "opt[O2]"}));
+  // batch taken back out by a kept drop: no value of it is re-tuned (it is not applied).
+  Node drop = MakeNode(8, 7, "batch", "8", Outcome::kKept, 7);
+  drop.critic.flags = {MoveFlag(Move::kDrop), DropFlag("batch[8]")};
+  tree.Upsert(drop);
+  Node later = MakeNode(9, 8, "flag.x", "", Outcome::kKept, 8);
+  later.gain = 0.30;
+  tree.Upsert(later);
+  got.clear();
+  for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 9)) got.push_back(RetriedKey(tree, q));
+  EXPECT_EQ(got, std::vector<std::string>{"opt[O2]"});
 }
 
 TEST(MovesTest, AKeptValueQueuesItsNeighboursAtOnce) {
