@@ -301,7 +301,9 @@ std::vector<Requeue> RetunesAtLargeKeep(const Tree& tree, const Catalog& catalog
   Eligibility eligible(tree, catalog, kept);
   const OwnTries tries(tree, path);
   std::vector<Requeue> out;
-  for (const auto& [id, at] : moves_detail::LastKeptValues(path)) {
+  for (const auto& entry : moves_detail::LastKeptValues(path)) {
+    const std::string& id = entry.first;  // named, not bound: the lambda below captures them
+    const Node* at = entry.second;
     // Its own value: Neighbours; a parameter a later drop or swap took out: none.
     if (at->id == kept || !eligible.Applied(id)) continue;
     const ActionSpec* action = catalog.FindAction(id);
