@@ -115,22 +115,23 @@ TEST(MovesTest, ALargeKeepReTunesTheParametersKeptBeforeIt) {
   Node o3 = MakeNode(5, 4, "opt", "O3", Outcome::kKept, 4);
   o3.gain = 0.63;
   tree.Upsert(o3);
-  std::vector<std::string> got;
-  for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 5)) {
-    EXPECT_EQ(q.move, Move::kRetune);
-    EXPECT_EQ(q.from, 2);
-    got.push_back(RetriedKey(tree, q));
-  }
-  EXPECT_EQ(got, (std::vector<std::string>{"batch[16]", "batch[4]"}));
+  auto retuned = [&](NodeId at) {  // the keys offered, each a re-tune of its parameter's keep
+    std::vector<std::string> keys;
+    for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, at)) {
+      EXPECT_EQ(q.move, Move::kRetune);
+      keys.push_back(RetriedKey(tree, q));
+      EXPECT_EQ(tree.Find(q.from)->action_id, SplitCandidateKey(keys.back()).first);
+    }
+    return keys;
+  };
+  EXPECT_EQ(retuned(5), (std::vector<std::string>{"batch[16]", "batch[4]"}));
   // batch 16 tried twice on the path: it waits for two keeps after its latest try.
   Node again = MakeNode(6, 5, "batch", "16", Outcome::kReverted, 5);
   tree.Upsert(again);
   Node large = MakeNode(7, 5, "flag.x", "", Outcome::kKept, 6);
   large.gain = 0.40;
   tree.Upsert(large);
-  got.clear();
-  for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 7)) got.push_back(RetriedKey(tree, q));
-  EXPECT_EQ(got, (std::vector<std::string>{"batch[4]", "opt[O2]"}));
+  EXPECT_EQ(retuned(7), (std::vector<std::string>{"batch[4]", "opt[O2]"}));
   // batch taken back out by a kept drop: no value of it is re-tuned (it is not applied).
   Node drop = MakeNode(8, 7, "batch", "8", Outcome::kKept, 7);
   drop.critic.flags = {MoveFlag(Move::kDrop), DropFlag("batch[8]")};
@@ -138,9 +139,7 @@ TEST(MovesTest, ALargeKeepReTunesTheParametersKeptBeforeIt) {
   Node later = MakeNode(9, 8, "flag.x", "", Outcome::kKept, 8);
   later.gain = 0.30;
   tree.Upsert(later);
-  got.clear();
-  for (const Requeue& q : RetunesAtLargeKeep(tree, catalog, 9)) got.push_back(RetriedKey(tree, q));
-  EXPECT_EQ(got, std::vector<std::string>{"opt[O2]"});
+  EXPECT_EQ(retuned(9), std::vector<std::string>{"opt[O2]"});
 }
 
 TEST(MovesTest, AKeptValueQueuesItsNeighboursAtOnce) {
