@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -271,26 +272,43 @@ std::vector<Requeue> PrerequisiteRetries(const Tree& tree, const Catalog& catalo
   return out;
 }
 
+namespace {
+
+// The values next to `at`'s in its action's list (the next one first), as re-tunes of `at` on
+// top of the keep: those that do not back off and are eligible there. `why` words each.
+void OfferNeighbours(const Node& at, const ActionSpec& action, const OwnTries& tries,
+                     Eligibility* eligible,
+                     const std::function<std::string(const std::string&)>& why,
+                     std::vector<Requeue>* out) {
+  const auto& vs = action.values;
+  const auto v = std::find(vs.begin(), vs.end(), at.value);
+  if (v == vs.end()) return;
+  auto offer = [&](const std::string& value) {
+    const std::string key = CandidateKey(at.action_id, value);
+    if (tries.BacksOff(key) || !eligible->TakeRetune(key)) return;
+    out->push_back({at.id, why(value), value, Move::kRetune});
+  };
+  if (v + 1 != vs.end()) offer(*(v + 1));
+  if (v != vs.begin()) offer(*(v - 1));
+}
+
+}  // namespace
+
 std::vector<Requeue> Neighbours(const Tree& tree, const Catalog& catalog, NodeId kept) {
   const Node* k = tree.Find(kept);
   if (k == nullptr || k->value.empty() || CompanionKey(*k) || DroppedKey(*k)) return {};
   const ActionSpec* action = catalog.FindAction(k->action_id);
   if (action == nullptr) return {};
-  const auto at = std::find(action->values.begin(), action->values.end(), k->value);
-  if (at == action->values.end()) return {};
   Eligibility eligible(tree, catalog, kept);
   const OwnTries tries(tree, tree.Path(kept));
   std::vector<Requeue> out;
-  auto offer = [&](const std::string& v) {
-    const std::string key = CandidateKey(k->action_id, v);
-    if (tries.BacksOff(key) || !eligible.TakeRetune(key)) return;
-    out.push_back({kept,
-                   k->action_id + "=" + k->value + " was kept in #" + std::to_string(kept) +
-                       "; its neighbour " + v + " is measured on top (a line search)",
-                   v, Move::kRetune});
-  };
-  if (at + 1 != action->values.end()) offer(*(at + 1));
-  if (at != action->values.begin()) offer(*(at - 1));
+  OfferNeighbours(
+      *k, *action, tries, &eligible,
+      [&](const std::string& v) {
+        return k->action_id + "=" + k->value + " was kept in #" + std::to_string(kept) +
+               "; its neighbour " + v + " is measured on top (a line search)";
+      },
+      &out);
   return out;
 }
 
@@ -302,26 +320,19 @@ std::vector<Requeue> RetunesAtLargeKeep(const Tree& tree, const Catalog& catalog
   const OwnTries tries(tree, path);
   std::vector<Requeue> out;
   for (const auto& entry : moves_detail::LastKeptValues(path)) {
-    const std::string& id = entry.first;  // named, not bound: the lambda below captures them
     const Node* at = entry.second;
     // Its own value: Neighbours; a parameter a later drop or swap took out: none.
-    if (at->id == kept || !eligible.Applied(id)) continue;
-    const ActionSpec* action = catalog.FindAction(id);
+    if (at->id == kept || !eligible.Applied(entry.first)) continue;
+    const ActionSpec* action = catalog.FindAction(entry.first);
     if (action == nullptr) continue;
-    const auto& vs = action->values;
-    const auto v = std::find(vs.begin(), vs.end(), at->value);
-    if (v == vs.end()) continue;
-    auto offer = [&](const std::string& value) {
-      const std::string key = CandidateKey(id, value);
-      if (tries.BacksOff(key) || !eligible.TakeRetune(key)) return;
-      out.push_back({at->id,
-                     "#" + std::to_string(kept) + " gained " + Percent(*k->gain) + "; " + id + "=" +
-                         at->value + " was kept before it in #" + std::to_string(at->id) +
-                         ", so its neighbour " + value + " is measured again on top",
-                     value, Move::kRetune});
-    };
-    if (v + 1 != vs.end()) offer(*(v + 1));
-    if (v != vs.begin()) offer(*(v - 1));
+    OfferNeighbours(
+        *at, *action, tries, &eligible,
+        [&](const std::string& v) {
+          return "#" + std::to_string(kept) + " gained " + Percent(*k->gain) + "; " +
+                 at->action_id + "=" + at->value + " was kept before it in #" +
+                 std::to_string(at->id) + ", so its neighbour " + v + " is measured again on top";
+        },
+        &out);
   }
   return out;
 }

@@ -74,7 +74,7 @@ std::vector<Requeue> Refreshes(const Tree& tree, const Catalog& catalog, NodeId 
   std::vector<Requeue> out;
   for (const KeptRefresh& ran : KeptRefreshes(tree, catalog, kept)) {
     const std::string id = SplitCandidateKey(ran.key).first;
-    if (ran.node == kept || std::find(fresh.begin(), fresh.end(), id) != fresh.end()) continue;
+    if (std::find(fresh.begin(), fresh.end(), id) != fresh.end()) continue;  // kept's own too
     if (only && !only->count(id)) continue;
     if (running.count(id)) continue;  // re-dispatched onto the keep (parallel.cc)
     Requeue q;
