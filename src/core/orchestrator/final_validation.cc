@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "core/critic/plausibility.h"
-#include "core/critic/statistics.h"
 #include "core/orchestrator/orchestrator.h"
 #include "util/strings.h"
 
@@ -60,7 +59,7 @@ Status Orchestrator::ConfirmFinal() {
   ARBOR_TRY_ASSIGN(auto all, SamplesOf(best.id));
   std::vector<Sample> base = SamplesOfArm(all, "final-base");
   std::vector<Sample> cand = SamplesOfArm(all, "final-cand");
-  int reps = Repetitions();
+  const int reps = protocol_.FinalPairs(Repetitions());
   std::optional<MeasurementScope> scope;
   if (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
     scope.emplace(ports_.target, best.id);
@@ -68,7 +67,7 @@ Status Orchestrator::ConfirmFinal() {
   while (static_cast<int>(std::min(base.size(), cand.size())) < reps) {
     if (stop_requested_.load()) return {};
     int i = static_cast<int>(std::min(base.size(), cand.size()));
-    bool base_first = i % 2 == 0;
+    const bool base_first = MeasurementProtocol::BaseRunsFirst(i);
     for (bool is_base : {base_first, !base_first}) {
       auto& arm = is_base ? base : cand;
       if (static_cast<int>(arm.size()) > i) continue;
@@ -98,31 +97,25 @@ Status Orchestrator::ConfirmFinal() {
       ARBOR_TRY(Save(best, {}, {s}));
     }
   }
-  std::vector<double> b = SampleValues(base);
-  std::vector<double> c = SampleValues(cand);
   // The best re-measured an order of magnitude off its kept value: it was an anomaly, and the
   // campaign's result is the state before it (which gets its own final confirmation).
-  if (best.metric && DisagreesByOrders(*best.metric, Median(c))) {
+  const double now = Median(SampleValues(cand));
+  if (best.metric && DisagreesByOrders(*best.metric, now)) {
     scope.reset();  // what follows builds and checks: outside the measurement
-    ARBOR_TRY(UnkeepAnomalousIncumbent(best.id, Median(c), nullptr));
+    ARBOR_TRY(UnkeepAnomalousIncumbent(best.id, now, nullptr));
     return ConfirmFinal();
   }
-  Rng rng(spec_.seed * 2654435761ULL + static_cast<uint64_t>(best.id));
-  Interval ci = BootstrapMedianRatioCI(b, c, 0.95, 2000, rng);
-  double ratio = Median(c) / Median(b);
-  if (spec_.metric.goal == Goal::kMin) {
-    ratio = 1 / ratio;
-    ci = Interval{1 / ci.high, 1 / ci.low};
-  }
+  const FinalFigures f =
+      protocol_.JudgeFinal(base, cand, spec_.seed * 2654435761ULL + static_cast<uint64_t>(best.id));
   meta_.final_node = best.id;
-  meta_.final_speedup = ratio;
-  meta_.final_ci_low = ci.low;
-  meta_.final_ci_high = ci.high;
+  meta_.final_speedup = f.speedup;
+  meta_.final_ci_low = f.ci_low;
+  meta_.final_ci_high = f.ci_high;
   return Save(best, {MakeEvent(best.id, "measured",
                                "final confirmation against the baseline: ×" +
-                                   FormatDouble(ratio, 4) + " (95% CI ×" + FormatDouble(ci.low, 4) +
-                                   "–×" + FormatDouble(ci.high, 4) + ", " + std::to_string(reps) +
-                                   " interleaved pairs)")});
+                                   FormatDouble(f.speedup, 4) + " (95% CI ×" +
+                                   FormatDouble(f.ci_low, 4) + "–×" + FormatDouble(f.ci_high, 4) +
+                                   ", " + std::to_string(reps) + " interleaved pairs)")});
 }
 
 }  // namespace arbor

@@ -105,20 +105,15 @@ Status Orchestrator::StartMeasureLanes(NodeId evaluating) {
     const Node& parent = *tree_.Find(base);
     lane->base_commit = parent.commit;
     lane->reps = RepetitionsFor(n);
-    auto add = [&](bool is_base, int rep) {
+    // The runs the node's bench step would take for its first look, in its order.
+    for (const AbRun& r : protocol_.FirstLook(lane->reps)) {
       RunContext ctx =
-          ContextAt(is_base ? parent : n, is_base ? b.worktree : run.build_ctx.worktree,
-                    std::string(SampleArmName(is_base ? SampleArm::kBase : SampleArm::kCand)) +
-                        "-" + std::to_string(rep));
+          ContextAt(r.base ? parent : n, r.base ? b.worktree : run.build_ctx.worktree,
+                    std::string(SampleArmName(r.base ? SampleArm::kBase : SampleArm::kCand)) + "-" +
+                        std::to_string(r.rep));
       ctx.node = id;
-      ctx.repetition = rep;
-      lane->runs.push_back(MeasureRun{is_base, rep, std::move(ctx)});
-    };
-    add(true, -1);
-    add(false, -1);
-    for (int i = 0; i < lane->reps; ++i) {
-      add(BaseRunsFirst(i), i);
-      add(!BaseRunsFirst(i), i);
+      ctx.repetition = r.rep;
+      lane->runs.push_back(MeasureRun{r.base, r.rep, std::move(ctx)});
     }
     MeasureLane* m = lane.get();
     LaneTarget* target = lane_target_.get();
@@ -138,7 +133,9 @@ Status Orchestrator::StartMeasureLanes(NodeId evaluating) {
         m->samples.push_back(std::move(s));
       }
       target->EndMeasurement(id);
-      m->ok = m->steps.size() == m->runs.size() && m->samples.size() + 2 == m->runs.size();
+      const size_t warmups = static_cast<size_t>(std::count_if(
+          m->runs.begin(), m->runs.end(), [](const MeasureRun& r) { return r.rep < 0; }));
+      m->ok = m->steps.size() == m->runs.size() && m->samples.size() + warmups == m->runs.size();
     });
     measure_lanes_[id] = std::move(lane);
   }

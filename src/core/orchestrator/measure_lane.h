@@ -12,12 +12,7 @@
 
 namespace arbor {
 
-// The order of a measurement's interleaved runs, shared by MeasureUntilDecided and the measure
-// lanes (which make the same runs): A B, then B A — alternating cancels a linear drift within
-// each pair.
-inline bool BaseRunsFirst(int pair) { return pair % 2 == 0; }
-
-struct MeasureRun {  // one benchmark run, exactly as MeasureUntilDecided would make it
+struct MeasureRun {  // one benchmark run, as MeasurementProtocol::FirstLook lists it
   bool is_base = false;
   int rep = 0;  // -1: the discarded warm-up
   RunContext ctx;

@@ -60,7 +60,11 @@ std::string DescribeStep(const StepResult& r) {
 }
 
 Orchestrator::Orchestrator(const CampaignSpec& spec, Ports ports)
-    : spec_(spec), ports_(ports), actions_(spec.actions), catalog_(actions_) {
+    : spec_(spec),
+      ports_(ports),
+      protocol_(spec, ports.gate),
+      actions_(spec.actions),
+      catalog_(actions_) {
   if (ports_.target != nullptr) {
     // Builds and checks never share the machine with a measurement that needs it (lanes.h).
     lane_target_ = std::make_unique<LaneTarget>(ports_.target, spec.search.lanes);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/critic/gate.h"
+#include "core/critic/protocol.h"
 #include "core/critic/rca.h"
 #include "core/knowledge/kb.h"
 #include "core/model/event_kind.h"
@@ -96,11 +97,17 @@ class Orchestrator {
   Status Confirm(Node* node);
   // The node's own runs (arm "self"): the baseline's A/A pre-flight, or --no-critic.
   Status BenchSelf(Node* node);
-  // Measures `node` (arm `cand_arm`) against its parent (arm `base_arm`) until the gate
-  // decides; `verdict` receives its last word. Returns false when the node was finished
-  // (crashed) on the way. `replication`: GateInput::replication (the confirmation).
-  Result<bool> MeasureUntilDecided(Node* node, SampleArm base_arm, SampleArm cand_arm,
-                                   int reps_per_look, bool replication, Verdict* verdict);
+  // Measures `node` against its base in comparison `which`, the runs the protocol asks for,
+  // until the gate decides; `verdict` receives its last word. Returns false when the node was
+  // finished (crashed) on the way. `replication`: GateInput::replication (the confirmation).
+  Result<bool> MeasureUntilDecided(Node* node, Comparison which, int reps_per_look,
+                                   bool replication, Verdict* verdict);
+  // What the protocol judges `node`'s comparisons with besides their samples.
+  JudgeContext JudgeContextOf(const Node& node) const;
+  // Applies the protocol's decision on `node`: its figures, flags and events, then what the
+  // verdict says (un-keep the base, finish as reverted, move on to the confirmation, keep).
+  Status ApplyDecision(Node* node, const NodeDecision& d);
+  static void ApplyFigures(Node* node, const NodeDecision& d);
   // The A/B base's worktree, built: true, or false when its build failed (`node`, when given,
   // is then finished as crashed for infrastructure).
   Result<bool> EnsureBaseBuilt(const Node& parent, Node* node);
@@ -283,6 +290,9 @@ class Orchestrator {
 
   double CampaignTime();
   Event MakeEvent(NodeId node, std::string kind, std::string message);
+  Event MakeEvent(NodeId node, const ProtocolEvent& e) {
+    return MakeEvent(node, std::string(EventKindName(e.kind)), e.message);
+  }
   RunContext Context(const Node& node, const std::string& label) const;
   RunContext ContextAt(const Node& node, const std::string& worktree,
                        const std::string& label) const;
@@ -330,6 +340,7 @@ class Orchestrator {
 
   const CampaignSpec& spec_;
   Ports ports_;
+  MeasurementProtocol protocol_;     // the Critic's rules: what to measure, what a verdict means
   std::vector<ActionSpec> actions_;  // the campaign file's, then the proposed ones
   Catalog catalog_;
   Tree tree_;
