@@ -37,12 +37,45 @@ double FutilityP(const std::vector<double>& base, std::vector<double> cand, Goal
 
 }  // namespace
 
+double SpentAlpha(double alpha, double t) {
+  return alpha * std::log(1 + (std::numbers::e - 1) * std::clamp(t, 0.0, 1.0));
+}
+
 double NominalAlpha(double alpha, int round, int rounds) {
   if (rounds <= 0 || round <= 0 || round > rounds) return 0;
   auto spend = [&](int k) {
     return alpha * std::log(1 + (std::numbers::e - 1) * k / static_cast<double>(rounds));
   };
   return spend(round) - spend(round - 1);
+}
+
+double ConditionalPower(const std::vector<double>& base, const std::vector<double>& cand, Goal goal,
+                        double min_effect, double final_alpha, int max_samples) {
+  const double mb = Median(base);
+  const double mc = Median(cand);
+  if (base.empty() || cand.empty() || !(mb > 0) || !(mc > 0)) return 1;
+  const double estimate = goal == Goal::kMax ? std::log(mc / mb) : std::log(mb / mc);
+  const double threshold_gain = std::log1p(min_effect);
+  const double nb = static_cast<double>(base.size());
+  const double nc = static_cast<double>(cand.size());
+  const double final_c = std::max<double>(max_samples, nc);
+  const double final_b = nb * final_c / nc;
+  // A median's standard error is √(π/2) that of a mean under normality.
+  const double cv_b = RobustCV(base);
+  const double cv_c = RobustCV(cand);
+  const double sd = std::sqrt(std::numbers::pi / 2) * std::sqrt((cv_b * cv_b + cv_c * cv_c) / 2);
+  if (sd <= 0) return estimate >= threshold_gain ? 1 : 0;
+  const double se_now = sd * std::sqrt(1 / nb + 1 / nc);
+  const double se_final = sd * std::sqrt(1 / final_b + 1 / final_c);
+  const double threshold =
+      std::max(threshold_gain, NormalQuantile(1 - std::max(final_alpha, 1e-12)) * se_final);
+  const double optimistic = estimate + se_now;
+  if (final_c <= nc) return optimistic >= threshold ? 1 : 0;
+  // The final estimate: what is measured now, weighted, and the rest still to come.
+  const double rest = (final_c - nc) / final_c;
+  const double se_rest = sd * std::sqrt(1 / std::max(final_b - nb, 1.0) + 1 / (final_c - nc));
+  const double mean = (1 - rest) * estimate + rest * optimistic;
+  return 1 - NormalCdf((threshold - mean) / (rest * se_rest));
 }
 
 Verdict CriticGate::Judge(const GateInput& in) {
@@ -60,6 +93,7 @@ Verdict CriticGate::Judge(const GateInput& in) {
                                : in.metric != nullptr ? in.metric->repetitions
                                                       : 5);
   const int n = static_cast<int>(std::min(base.size(), cand.size()));
+  const bool by_info = in.info > 0;
   v.max_rounds = std::max(1, options_.max_rounds);
   v.round = std::clamp((n + reps - 1) / reps, 1, v.max_rounds);
 
@@ -75,7 +109,14 @@ Verdict CriticGate::Judge(const GateInput& in) {
   v.cv = std::sqrt((cv_b * cv_b + cv_c * cv_c) / 2);
   v.outliers = CountOutliers(base) + CountOutliers(cand);
   v.p_value = FavourableP(base, cand, goal);
-  const double level = NominalAlpha(critic.alpha, v.round, v.max_rounds);
+  const double level =
+      by_info ? SpentAlpha(critic.alpha, in.info) - SpentAlpha(critic.alpha, in.info_before)
+              : NominalAlpha(critic.alpha, v.round, v.max_rounds);
+  // The level the last look will spend, for the futility rule (looks by information only).
+  const double last_level = by_info
+                                ? SpentAlpha(critic.alpha, 1) -
+                                      SpentAlpha(critic.alpha, std::max(in.info_before, in.info))
+                                : 0;
 
   std::string guard_failures;
   if (in.metric != nullptr) {
@@ -86,7 +127,7 @@ Verdict CriticGate::Judge(const GateInput& in) {
   }
   const bool significant = v.p_value <= level;
   const bool large_enough = v.gain >= critic.min_effect;
-  const bool final_round = v.round >= v.max_rounds;
+  const bool final_round = by_info ? in.info >= 1 : v.round >= v.max_rounds;
   std::string why;
   if (!guard_failures.empty()) {
     why = "guard violated";
@@ -97,10 +138,20 @@ Verdict CriticGate::Judge(const GateInput& in) {
     why = "significant but below min_effect";  // a real, too small gain: more data won't help
   } else if (FutilityP(base, cand, goal, critic.min_effect) <= options_.futility_alpha) {
     why = "gain significantly below min_effect";
+  } else if (by_info && !final_round &&
+             ConditionalPower(base, cand, goal, critic.min_effect, last_level, in.max_samples) <
+                 options_.futility_power) {
+    v.decision = Decision::kFutile;
+    // Not evidence either way, only that this comparison cannot settle it: more runs could.
+    v.inconclusive = v.gain > 0;
+    why = "cannot reach " + SignedPercent(critic.min_effect) + " by the last look (" +
+          std::to_string(in.max_samples) + " runs) with a chance of " +
+          Fixed(options_.futility_power * 100, 0) + "%";
   } else if (!final_round) {
     v.decision = Decision::kMore;
-    v.more_samples = reps;
-    why = "inconclusive, measuring " + std::to_string(reps) + " more per arm";
+    v.more_samples = by_info ? 1 : reps;
+    why = by_info ? "inconclusive, measuring on"
+                  : "inconclusive, measuring " + std::to_string(reps) + " more per arm";
   } else if (in.replication && large_enough && v.p_value <= options_.replication_alpha) {
     v.keep = true;
     v.decision = Decision::kKeep;
@@ -128,12 +179,14 @@ Verdict CriticGate::Judge(const GateInput& in) {
     }
   }
 
-  v.reason = std::string(DecisionName(v.decision)) + ": median " +
-             FormatDouble(v.candidate_median) + " vs " + FormatDouble(v.parent_median) + " (" +
-             SignedPercent(v.gain) + ", needs " + SignedPercent(critic.min_effect) +
-             "), p=" + Fixed(v.p_value, 4) + (significant ? " ≤ " : " > ") + Fixed(level, 4) +
-             " at round " + std::to_string(v.round) + "/" + std::to_string(v.max_rounds) +
-             ", n=" + std::to_string(base.size()) + "+" + std::to_string(cand.size());
+  v.reason =
+      std::string(DecisionName(v.decision)) + ": median " + FormatDouble(v.candidate_median) +
+      " vs " + FormatDouble(v.parent_median) + " (" + SignedPercent(v.gain) + ", needs " +
+      SignedPercent(critic.min_effect) + "), p=" + Fixed(v.p_value, 4) +
+      (significant ? " ≤ " : " > ") + Fixed(level, 4) +
+      (by_info ? " at " + Fixed(std::min(in.info, 1.0) * 100, 0) + "% of the runs"
+               : " at round " + std::to_string(v.round) + "/" + std::to_string(v.max_rounds)) +
+      ", n=" + std::to_string(base.size()) + "+" + std::to_string(cand.size());
   if (v.ci_high > 0) {
     v.reason += ", speedup " + Fixed(v.speedup, 3) + " [" + Fixed(v.ci_low, 3) + ", " +
                 Fixed(v.ci_high, 3) + "] 95% CI";

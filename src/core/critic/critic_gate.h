@@ -27,6 +27,9 @@ struct CriticOptions {
   int max_rounds = 4;              // looks of metric.repetitions per arm, at most
   int bootstrap_resamples = 2000;  // 0: no confidence interval
   double futility_alpha = 0.20;    // stop early when the gain is significantly < min_effect
+  // Looks by information (GateInput::info): stop early when, even at an optimistic effect (the
+  // estimate plus one standard error), the last look would keep it less often than this.
+  double futility_power = 0.10;
   // A replication (GateInput::replication) keeps at its last look with p within this and a gain
   // of min_effect: a null change passes the first A/B (α) and this (0.20) ~1% of the time.
   double replication_alpha = 0.20;
@@ -47,6 +50,16 @@ class CriticGate : public Gate {
 // α(t) = α·ln(1 + (e − 1)·t): α(k/K) − α((k−1)/K). The levels sum to α, so by the union bound
 // the chance of a false keep over all looks is at most α, however the looks are correlated.
 double NominalAlpha(double alpha, int round, int rounds);
+// The level spent by information fraction t ∈ [0, 1]: α·ln(1 + (e − 1)·t) (the same function).
+double SpentAlpha(double alpha, double t);
+
+// The chance that a comparison measured on to `max_samples` candidate samples (the base arm
+// growing in proportion) ends with a keep at the last look's `final_alpha` and a gain of at
+// least `min_effect`, if the true effect is the current estimate plus one standard error.
+// Normal approximation on the log ratio of the medians, with the arms' robust CV. 1 when it
+// cannot be estimated (a median ≤ 0); for a noise-free comparison, 1 or 0.
+double ConditionalPower(const std::vector<double>& base, const std::vector<double>& cand, Goal goal,
+                        double min_effect, double final_alpha, int max_samples);
 
 // ---- Noise pre-flight ------------------------------------------------------------------------
 // The pre-flight never refuses to run: a noisy benchmark is the normal case. It raises the

@@ -83,6 +83,85 @@ TEST(NominalAlphaTest, PocockSpendingSumsToAlpha) {
   EXPECT_EQ(NominalAlpha(0.05, 5, 4), 0);
 }
 
+TEST(SpentAlphaTest, LooksAnywhereSpendAtMostAlphaInAll) {
+  // Looks at 3, 6, 12 and 20 of 20 runs: the levels sum to α exactly, whatever the fractions.
+  const double fractions[] = {0, 3.0 / 20, 6.0 / 20, 12.0 / 20, 1};
+  double sum = 0;
+  for (int k = 1; k < 5; ++k)
+    sum += SpentAlpha(0.05, fractions[k]) - SpentAlpha(0.05, fractions[k - 1]);
+  EXPECT_NEAR(sum, 0.05, 1e-15);
+  // The same function as the rounds: a quarter of the runs spends what round 1 of 4 does.
+  EXPECT_NEAR(SpentAlpha(0.05, 0.25), NominalAlpha(0.05, 1, 4), 1e-15);
+  EXPECT_DOUBLE_EQ(SpentAlpha(0.05, 2), 0.05);  // clamped
+}
+
+TEST_F(CriticGateTest, ALookByInformationSpendsItsShareAndTheLastOneDecides) {
+  // Three candidate runs above all eight base runs: p = 1/165.
+  GateInput in = Input({100, 101, 99, 100, 102, 98, 100.5, 99.5}, {110, 111, 109});
+  in.info = 3.0 / 20;
+  in.max_samples = 20;
+  Verdict v = gate_.Judge(in);
+  EXPECT_EQ(v.decision, Decision::kKeep) << v.reason;  // 1/165 ≤ α(0.15) = 0.0115
+  EXPECT_NE(v.reason.find("at 15% of the runs"), std::string::npos) << v.reason;
+  // The same look among 160 runs spends α(3/160) = 0.0016: not enough yet.
+  in.info = 3.0 / 160;
+  in.max_samples = 160;
+  v = gate_.Judge(in);
+  EXPECT_EQ(v.decision, Decision::kMore) << v.reason;
+  // The last look always decides.
+  in.info = 1;
+  in.info_before = 0.5;
+  in.candidate = Samples({100, 101, 99});
+  v = gate_.Judge(in);
+  EXPECT_NE(v.decision, Decision::kMore) << v.reason;
+}
+
+TEST_F(CriticGateTest, ACandidateThatCannotReachMinEffectIsStoppedEarly) {
+  // A clear loser at the first look of 20 runs: futile, not "measure on".
+  GateInput in = Input({100, 101, 99, 100, 102, 98, 100.5, 99.5}, {96, 97, 95.5});
+  in.info = 3.0 / 20;
+  in.max_samples = 20;
+  Verdict v = gate_.Judge(in);
+  EXPECT_NE(v.decision, Decision::kMore) << v.reason;
+  EXPECT_FALSE(v.keep);
+  // A candidate at +1.5% with 1% noise has a fair chance by the last look: measured on.
+  in.candidate = Samples({101.5, 102.5, 100.5});
+  v = gate_.Judge(in);
+  EXPECT_EQ(v.decision, Decision::kMore) << v.reason;
+  // At +0.2% among 3% noise, with few runs left, it cannot get there: futile, and more runs
+  // could still tell (an estimate above zero), so it stays open for a re-measure.
+  in = Input({100, 97, 103, 99, 101, 104, 96, 100, 98, 102, 100, 101},
+             {100.2, 103, 97.4, 100.3, 99.9, 101.2});
+  in.info = 6.0 / 8;
+  in.info_before = 3.0 / 8;
+  in.max_samples = 8;
+  v = gate_.Judge(in);
+  EXPECT_EQ(v.decision, Decision::kFutile) << v.reason;
+  EXPECT_TRUE(v.inconclusive);
+  EXPECT_NE(v.reason.find("cannot reach"), std::string::npos) << v.reason;
+}
+
+TEST(ConditionalPowerTest, FallsWithTheEstimateAndRisesWithTheRunsLeft) {
+  const std::vector<double> base = {100, 103, 97, 101, 99, 102, 98, 100};
+  auto cand = [](double level) {
+    return std::vector<double>{level * 1.01, level * 0.99, level * 1.02, level * 0.98};
+  };
+  const double win = ConditionalPower(base, cand(105), Goal::kMax, 0.01, 0.01, 20);
+  const double null = ConditionalPower(base, cand(100), Goal::kMax, 0.01, 0.01, 20);
+  const double loss = ConditionalPower(base, cand(95), Goal::kMax, 0.01, 0.01, 20);
+  EXPECT_GT(win, 0.9);
+  EXPECT_GT(win, null);
+  EXPECT_GT(null, loss);
+  EXPECT_LT(loss, 0.01);
+  EXPECT_GT(ConditionalPower(base, cand(100.5), Goal::kMax, 0.01, 0.01, 200),
+            ConditionalPower(base, cand(100.5), Goal::kMax, 0.01, 0.01, 8));
+  // Goal-aware: the loser for a rate is a winner for a time.
+  EXPECT_GT(ConditionalPower(base, cand(95), Goal::kMin, 0.01, 0.01, 20), 0.9);
+  // A noise-free comparison: certain either way.
+  EXPECT_EQ(ConditionalPower({100, 100}, {102, 102}, Goal::kMax, 0.01, 0.01, 20), 1);
+  EXPECT_EQ(ConditionalPower({100, 100}, {100.5, 100.5}, Goal::kMax, 0.01, 0.01, 20), 0);
+}
+
 TEST_F(CriticGateTest, KeepsAClearWinWithInterval) {
   const Verdict v = gate_.Judge(Input({100, 101, 99, 98, 102}, {110, 111, 109, 112, 108}));
   EXPECT_TRUE(v.keep) << v.reason;

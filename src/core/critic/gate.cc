@@ -10,12 +10,13 @@
 namespace arbor {
 
 namespace {
-constexpr NameTable<Decision, 5> kDecisionNames = {{
+constexpr NameTable<Decision, 6> kDecisionNames = {{
     {Decision::kNone, ""},
     {Decision::kKeep, "keep"},
     {Decision::kRevert, "revert"},
     {Decision::kMore, "more"},
     {Decision::kNoisy, "noisy"},
+    {Decision::kFutile, "futile"},
 }};
 }  // namespace
 

@@ -26,6 +26,16 @@ struct GateInput {
   // is within CriticOptions::replication_alpha: a replication must show the same direction and
   // size, not a second significance of its own (docs/critic.md, "The gate").
   bool replication = false;
+  // CriticGate: looks by information, as MeasurementProtocol schedules them (0: rounds of
+  // `repetitions`, inferred from the samples). `info` is the fraction of the comparison's most
+  // candidate samples (`max_samples`) this look has reached, `info_before` the previous look's;
+  // the level spent at this look is α(info) − α(info_before) of the same spending function, so
+  // a false keep stays within α over all looks wherever they fall. A look with info ≥ 1 is the
+  // last. Between looks a candidate that can no longer reach min_effect by the last look is
+  // stopped (futility: CriticOptions::futility_power).
+  double info = 0;
+  double info_before = 0;
+  int max_samples = 0;
 };
 
 // The CriticGate's word on a look (docs/critic.md); DecisionName is its only printer.
@@ -33,10 +43,11 @@ enum class Decision {
   kNone,  // MedianGate: no sequential test, `keep` says it all
   kKeep,
   kRevert,
-  kMore,   // measure again (more_samples per arm)
-  kNoisy,  // too noisy to tell
+  kMore,    // measure again (more_samples per arm)
+  kNoisy,   // too noisy to tell
+  kFutile,  // stopped early: it cannot reach min_effect by the last look
 };
-std::string_view DecisionName(Decision d);  // "", "keep", "revert", "more", "noisy"
+std::string_view DecisionName(Decision d);  // "", "keep", "revert", "more", "noisy", "futile"
 
 struct Verdict {
   bool keep = false;
